@@ -1,0 +1,1 @@
+"""Helpers for the BERT masked-LM course (no solutions live here)."""

@@ -1,0 +1,148 @@
+"""`make build`: regenerate release/, notebooks/, submitted/ samples, autograded/ and feedback/."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import nbformat
+
+from . import nbclean
+from .cells import is_graded, is_solution, without_hidden_tests, without_solution_markers
+from .course import ASSIGNMENT, source_notebooks
+from .grading import autograde, run_nbgrader, submitted_students
+from .samples import build_submissions
+
+STAGES = ("release", "notebooks", "graded")
+MANIFEST = "build-manifest.json"
+# What each stage is made from: a stage is stale when any of these files changed.
+STAGE_INPUTS = {
+    "release": ("source", "nbgrader_config.py"),
+    "notebooks": ("source", "mlmcourse"),
+    "graded": ("source", "samples", "mlmcourse", "nbgrader_config.py"),
+}
+TIMING_TAG = "timing"  # cells whose printed numbers change from run to run
+
+
+def build_release(root: Path) -> None:
+    """nbgrader generate_assignment: solutions become stubs, hidden tests disappear."""
+    release = root / "release" / ASSIGNMENT
+    if release.exists():
+        shutil.rmtree(release)
+    run_nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
+    for path in sorted(release.glob("*.ipynb")):
+        nbclean.write(nbclean.read(path), path)  # one serialization for every generated file
+
+
+def reading_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Solutions shown (collapsed on first open), hidden tests gone, no outputs yet."""
+    nb = nbclean.clean_source_notebook(nb)
+    for cell in nb.cells:
+        if is_solution(cell):
+            cell.source = without_solution_markers(cell.source)
+            cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+        elif is_graded(cell):
+            cell.source = without_hidden_tests(cell.source)
+    return nb
+
+
+def build_reading_edition(root: Path, timeout: int = 600) -> None:
+    """Write notebooks/ from source/, then execute every notebook there with outputs."""
+    from nbclient import NotebookClient
+
+    folder = root / "notebooks"
+    folder.mkdir(exist_ok=True)
+    for stale in folder.glob("*.ipynb"):
+        stale.unlink()
+    editions = {}
+    for path in source_notebooks(root):
+        editions[path.name] = reading_edition(nbclean.read(path))
+        nbclean.write(editions[path.name], folder / path.name)  # siblings readable by loaders
+    env = {k: v for k, v in os.environ.items() if k != "NBGRADER_EXECUTION"}
+    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    for name, nb in editions.items():
+        client = NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(folder)}},
+            store_widget_state=True,
+            record_timing=False,
+        )
+        client.execute(env=env)  # passed on to the kernel manager: a clean environment
+        for cell in nb.cells:
+            nbclean.strip_execution_metadata(cell)
+        nbclean.stable_cell_ids(nb)
+        text = stabilize_widget_ids(nbclean.dumps(nb))
+        (folder / name).write_text(text, encoding="utf-8")
+
+
+_WIDGET_ID = re.compile(r'"model_id": "([0-9a-f]{32})"|"([0-9a-f]{32})": \{\n\s+"model_module"')
+
+
+def stabilize_widget_ids(text: str) -> str:
+    """Widget model ids are random uuids; number them in order so a rebuild is byte-identical."""
+    ids: dict[str, str] = {}
+    for match in _WIDGET_ID.finditer(text):
+        found = match.group(1) or match.group(2)
+        ids.setdefault(found, f"{len(ids) + 1:032x}")
+    for old, new in ids.items():
+        text = text.replace(old, new)
+    return text
+
+
+def build_graded(root: Path) -> list[str]:
+    """Sample submissions from samples/, then autograde them and write their feedback."""
+    students = [s.student_id for s in build_submissions(root)]
+    for student in students:
+        for generated in ("autograded", "feedback"):
+            folder = root / generated / student
+            if folder.exists():
+                shutil.rmtree(folder)
+    only_samples = set(submitted_students(root)) == set(students)
+    autograde(root, None if only_samples else students)
+    return students
+
+
+def input_digest(root: Path, inputs: Iterable[str]) -> str:
+    """A hash of every file under the given paths (names and bytes), order-independent."""
+    digest = hashlib.sha256()
+    for name in inputs:
+        path = root / name
+        files = [path] if path.is_file() else sorted(path.rglob("*"))
+        for file in files:
+            if file.is_file() and "__pycache__" not in file.parts:
+                digest.update(file.relative_to(root).as_posix().encode() + b"\0")
+                digest.update(file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def read_manifest(root: Path) -> dict:
+    path = root / MANIFEST
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def stale_stages(root: Path) -> list[str]:
+    manifest = read_manifest(root)
+    return [
+        stage
+        for stage in STAGES
+        if manifest.get(stage) != input_digest(root, STAGE_INPUTS[stage])
+    ]
+
+
+def build(root: Path, stages: Iterable[str] = STAGES, log=print) -> None:
+    """Run the given stages in order and record what they were built from."""
+    runners = {"release": build_release, "notebooks": build_reading_edition, "graded": build_graded}
+    manifest = read_manifest(root)
+    for stage in STAGES:
+        if stage in stages:
+            log(f"build: {stage} ...")
+            runners[stage](root)
+            manifest[stage] = input_digest(root, STAGE_INPUTS[stage])
+            (root / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

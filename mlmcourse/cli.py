@@ -1,0 +1,122 @@
+"""The command line: `python -m mlmcourse {build,grade,check,lab,normalize,bench}`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from .course import find_root
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from .build import STAGES, build, stale_stages
+
+    root = find_root()
+    stages = args.stages or list(STAGES)
+    unknown = sorted(set(stages) - set(STAGES))
+    if unknown:
+        print(f"build: unknown stage(s) {unknown}; choose from {list(STAGES)}", file=sys.stderr)
+        return 2
+    if args.if_stale:
+        stages = [stage for stage in stale_stages(root) if stage in stages]
+        if not stages:
+            print("build: everything is up to date")
+            return 0
+    started = time.perf_counter()
+    build(root, stages)
+    print(f"build: done in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from .grading import autograde, read_scores, score_table, write_csv
+
+    root = find_root()
+    started = time.perf_counter()
+    autograde(root, args.student or None)
+    scores = read_scores(root)
+    print(score_table(scores))
+    write_csv(scores, root / "grades.csv")
+    elapsed = time.perf_counter() - started
+    print(f"\nwrote grades.csv and feedback/ ({elapsed:.1f} s)")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .check import check_notebook, report
+
+    notebook = Path(args.notebook).resolve()
+    if not notebook.is_file():
+        print(f"check: no such notebook: {args.notebook}", file=sys.stderr)
+        return 2
+    results = check_notebook(find_root(), notebook)
+    print(report(results))
+    return 0 if all(r.passed for r in results) else 1
+
+
+def cmd_normalize(args: argparse.Namespace) -> int:
+    from .course import source_notebooks
+    from .nbclean import normalize_file
+
+    root = find_root()
+    paths = [Path(p) for p in args.paths] or source_notebooks(root)
+    for path in paths:
+        if normalize_file(path):
+            print(f"normalized {path}")
+    return 0
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    from . import lab
+
+    return lab.main(find_root(), args.port, not args.no_browser, args.dry_run)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import benchmarks
+
+    return benchmarks.main(args.what)
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m mlmcourse", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
+
+    build = sub.add_parser("build", help="regenerate release/, notebooks/, samples and grading")
+    build.add_argument("stages", nargs="*", help="release, notebooks, graded (default: all)")
+    build.add_argument("--if-stale", action="store_true", help="only stages whose inputs changed")
+    build.set_defaults(run=cmd_build)
+
+    grade = sub.add_parser("grade", help="autograde submitted/, write feedback and grades.csv")
+    grade.add_argument("--student", action="append", help="only this student (repeatable)")
+    grade.set_defaults(run=cmd_grade)
+
+    check = sub.add_parser("check", help="run the hidden tests on your own notebook (offline)")
+    check.add_argument("notebook", help="path to your copy, e.g. work/bert_mlm/01_corruption.ipynb")
+    check.set_defaults(run=cmd_check)
+
+    normalize = sub.add_parser("normalize", help="strip outputs and unstable metadata in source/")
+    normalize.add_argument("paths", nargs="*")
+    normalize.set_defaults(run=cmd_normalize)
+
+    lab = sub.add_parser("lab", help="update stale editions and start JupyterLab on the series")
+    lab.add_argument("--port", type=int, default=None)
+    lab.add_argument("--no-browser", action="store_true")
+    lab.add_argument("--dry-run", action="store_true", help="print the command, start nothing")
+    lab.set_defaults(run=cmd_lab)
+
+    bench = sub.add_parser("bench", help="measure the numbers the README reports")
+    bench.add_argument("what", nargs="*", help="which benchmarks (default: all)")
+    bench.set_defaults(run=cmd_bench)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""Where things live in the course directory (the repository root)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ASSIGNMENT = "bert_mlm"
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The course root: the nearest folder above `start` that holds nbgrader_config.py."""
+    env_root = os.environ.get("MLMCOURSE_ROOT")
+    if env_root:
+        return Path(env_root).resolve()
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "nbgrader_config.py").is_file() and (folder / "source").is_dir():
+            return folder
+    raise FileNotFoundError(
+        f"no course directory (a folder with nbgrader_config.py and source/) above {here}"
+    )
+
+
+def source_notebooks(root: Path) -> list[Path]:
+    """The instructor notebooks of the series, in order."""
+    return sorted((root / "source" / ASSIGNMENT).glob("[0-9][0-9]_*.ipynb"))
+
+
+def notebook_names(root: Path) -> list[str]:
+    return [path.stem for path in source_notebooks(root)]

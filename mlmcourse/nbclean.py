@@ -1,0 +1,70 @@
+"""Keep notebooks clean in git: no outputs in sources, stable metadata and cell ids."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+
+KEPT_NOTEBOOK_METADATA = ("kernelspec", "language_info")
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def stable_cell_ids(nb: nbformat.NotebookNode) -> None:
+    """Name each cell after its grade_id (unique by nbgrader's rules), else by its position."""
+    used: set[str] = set()
+    for index, cell in enumerate(nb.cells):
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        candidate = _ID_CHARS.sub("-", grade_id)[:64] if grade_id else f"cell-{index:03d}"
+        while candidate in used:
+            candidate = f"{candidate[:58]}-{index:03d}"
+        used.add(candidate)
+        cell["id"] = candidate
+
+
+def strip_execution_metadata(cell: nbformat.NotebookNode) -> None:
+    """Drop what changes on every run (timings, collapsed/scrolled state) but keep the rest."""
+    for key in ("execution", "collapsed", "scrolled", "ExecuteTime"):
+        cell.metadata.pop(key, None)
+
+
+def clean_source_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Normalize a notebook under source/: no outputs, no counts, minimal metadata."""
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    nb.metadata = {
+        "kernelspec": dict(KERNELSPEC),
+        "language_info": {"name": "python"},
+    }
+    for cell in nb.cells:
+        strip_execution_metadata(cell)
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    stable_cell_ids(nb)
+    return nb
+
+
+def dumps(nb: nbformat.NotebookNode) -> str:
+    """Serialize the way Jupyter does (1-space indent, sorted keys), with a final newline."""
+    return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(str(path), as_version=4)
+
+
+def write(nb: nbformat.NotebookNode, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(nb), encoding="utf-8")
+
+
+def normalize_file(path: Path) -> bool:
+    """Normalize one source notebook in place; return True when it changed."""
+    before = path.read_text(encoding="utf-8")
+    after = dumps(clean_source_notebook(read(path)))
+    if before != after:
+        path.write_text(after, encoding="utf-8")
+    return before != after

@@ -1,0 +1,132 @@
+"""Sample submissions: the reference, the blank release and typical students, from samples/."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from . import nbclean
+from .cells import cells_by_grade_id, is_solution, total_points, without_solution_markers
+from .course import ASSIGNMENT, notebook_names
+
+Patches = dict[str, dict[str, list[tuple[str, str]]]]
+
+
+@dataclass
+class SampleStudent:
+    """One sample student, as described by samples/<student_id>.py."""
+
+    student_id: str
+    summary: str
+    base: str = "reference"
+    notebooks: list[str] = field(default_factory=list)
+    cells: dict[str, dict[str, str]] = field(default_factory=dict)
+    patches: Patches = field(default_factory=dict)
+    expected: dict[str, float] = field(default_factory=dict)
+    transform: Callable[[str, nbformat.NotebookNode], None] | None = None
+
+
+def load_sample(path: Path, all_notebooks: list[str]) -> SampleStudent:
+    spec = importlib.util.spec_from_file_location(f"mlm_sample_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    base = getattr(module, "BASE", "reference")
+    if base not in ("reference", "release"):
+        raise ValueError(f"{path}: BASE must be 'reference' or 'release', not {base!r}")
+    cells = getattr(module, "CELLS", {})
+    patches = getattr(module, "PATCHES", {})
+    expected = getattr(module, "EXPECTED", {})
+    notebooks = getattr(module, "NOTEBOOKS", None)
+    if notebooks == "all":
+        notebooks = list(all_notebooks)
+    elif notebooks is None:
+        notebooks = sorted(set(cells) | set(patches) | set(expected))
+    unknown = set(notebooks) - set(all_notebooks)
+    if unknown:
+        raise ValueError(f"{path}: no such notebook(s) in the series: {sorted(unknown)}")
+    return SampleStudent(
+        student_id=path.stem,
+        summary=(module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else "",
+        base=base,
+        notebooks=notebooks,
+        cells=cells,
+        patches=patches,
+        expected=expected,
+        transform=getattr(module, "transform", None),
+    )
+
+
+def load_samples(root: Path) -> list[SampleStudent]:
+    names = notebook_names(root)
+    return [load_sample(path, names) for path in sorted((root / "samples").glob("[a-z]*.py"))]
+
+
+def reference_notebook(root: Path, name: str) -> nbformat.NotebookNode:
+    """The release notebook with every solution cell filled in from the source."""
+    release = nbclean.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
+    source_cells = cells_by_grade_id(nbclean.read(root / "source" / ASSIGNMENT / f"{name}.ipynb"))
+    for cell in release.cells:
+        if is_solution(cell):
+            gid = cell.metadata.nbgrader.grade_id
+            cell.source = without_solution_markers(source_cells[gid].source)
+    return release
+
+
+def apply_patches(student: SampleStudent, name: str, nb: nbformat.NotebookNode) -> None:
+    by_id = cells_by_grade_id(nb)
+    for gid, source in student.cells.get(name, {}).items():
+        _cell(by_id, gid, student).source = source
+    for gid, edits in student.patches.get(name, {}).items():
+        cell = _cell(by_id, gid, student)
+        for old, new in edits:
+            count = cell.source.count(old)
+            if count != 1:
+                raise ValueError(
+                    f"sample {student.student_id}: patch text for {name}/{gid} occurs {count} "
+                    f"times (must be exactly once): {old!r}"
+                )
+            cell.source = cell.source.replace(old, new)
+    if student.transform is not None:
+        student.transform(name, nb)
+
+
+def _cell(by_id: dict, gid: str, student: SampleStudent) -> nbformat.NotebookNode:
+    if gid not in by_id:
+        raise ValueError(f"sample {student.student_id}: no cell with grade_id {gid!r}")
+    return by_id[gid]
+
+
+def build_submissions(root: Path) -> list[SampleStudent]:
+    """Write submitted/<student>/bert_mlm/*.ipynb for every sample student (from scratch)."""
+    students = load_samples(root)
+    submitted = root / "submitted"
+    if submitted.exists():
+        shutil.rmtree(submitted)
+    for student in students:
+        for name in student.notebooks:
+            if student.base == "reference":
+                nb = reference_notebook(root, name)
+            else:
+                nb = nbclean.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
+            apply_patches(student, name, nb)
+            nbclean.write(nb, submitted / student.student_id / ASSIGNMENT / f"{name}.ipynb")
+    return students
+
+
+def expected_scores(root: Path, student: SampleStudent) -> dict[str, float]:
+    """What the autograder must give: EXPECTED where stated, else full marks / zero by BASE."""
+    scores = {}
+    for name in student.notebooks:
+        if name in student.expected:
+            scores[name] = float(student.expected[name])
+        elif student.base == "reference":
+            nb = nbclean.read(root / "source" / ASSIGNMENT / f"{name}.ipynb")
+            scores[name] = total_points(nb)
+        else:
+            scores[name] = 0.0
+    return scores

@@ -1,0 +1,24 @@
+"""nbgrader configuration for the course (the repository root is the course directory)."""
+
+import os
+
+c = get_config()  # noqa: F821  (provided by traitlets when nbgrader loads this file)
+
+c.CourseDirectory.course_id = "bert_mlm_course"
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.db_url = "sqlite:///gradebook.db"
+# Notebooks may read helper files next to them; nothing else is copied into a submission.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback"]
+
+# Solution regions become this stub in the student release.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+# Grading: a hung cell must not stall the class; a dead kernel is reported, not retried forever.
+c.ExecutePreprocessor.timeout = 120
+c.Execute.timeout = 120
+c.Execute.interrupt_on_timeout = True
+c.Execute.execute_retries = 0
+
+# Students use the Validate button and the course's own commands; there is no exchange server.
+c.Exchange.assignment_dir = "."
