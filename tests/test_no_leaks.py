@@ -9,42 +9,53 @@ import pytest
 from conftest import ROOT
 
 from mlmcourse import nbclean
-from mlmcourse.cells import has_markers
+from mlmcourse.cells import has_markers, is_graded
 from mlmcourse.course import ASSIGNMENT, source_notebooks
 
-MIN_LENGTH = 16  # shorter lines (`return x`, `import torch`) are too common to prove a leak
+LONG_LINE = 48  # a secret line this long is distinctive on its own
+SHORT_LINE = 16  # shorter lines (`return x`, `import torch`) are too common to prove anything
 
 
-def region_lines(source: str, kind: str) -> tuple[set[str], set[str]]:
-    """Lines inside `### BEGIN <kind>` regions, and the lines outside them."""
-    inside, outside, depth = set(), set(), False
+def region_lines(source: str) -> tuple[list[list[str]], set[str]]:
+    """Runs of consecutive lines inside solution/hidden-test regions, and the lines outside."""
+    runs, outside, inside = [], set(), False
     for line in source.split("\n"):
         stripped = line.strip()
-        if re.fullmatch(rf"### BEGIN {kind}", stripped):
-            depth = True
-        elif re.fullmatch(rf"### END {kind}", stripped):
-            depth = False
-        elif stripped:
-            (inside if depth else outside).add(stripped)
-    return inside, outside
+        if re.fullmatch(r"### BEGIN (SOLUTION|HIDDEN TESTS)", stripped):
+            inside = True
+            runs.append([])
+        elif re.fullmatch(r"### END (SOLUTION|HIDDEN TESTS)", stripped):
+            inside = False
+        elif stripped and not stripped.startswith("#"):
+            (runs[-1].append(stripped) if inside else outside.add(stripped))
+    return runs, outside
 
 
-def secret_lines() -> dict[str, set[str]]:
-    """Per notebook: solution and hidden-test lines that appear nowhere else in the source."""
-    secrets = {}
+def secrets() -> tuple[set[str], set[tuple[str, str]]]:
+    """Long secret lines, and pairs of consecutive secret lines, none of them shown publicly."""
+    long_lines, pairs = set(), set()
     for path in source_notebooks(ROOT):
-        nb = nbclean.read(path)
-        inside, outside = set(), set()
-        for cell in nb.cells:
-            for kind in ("SOLUTION", "HIDDEN TESTS"):
-                secret, public = region_lines(cell.source, kind)
-                inside |= secret
-                outside |= public
-        secrets[path.stem] = {
-            line for line in inside - outside
-            if len(line) >= MIN_LENGTH and not line.startswith("#")
-        }
-    return secrets
+        runs, public = [], set()
+        for cell in nbclean.read(path).cells:
+            cell_runs, cell_public = region_lines(cell.source)
+            runs += cell_runs
+            public |= cell_public
+        for run in runs:
+            private = [line if line not in public else None for line in run]
+            long_lines |= {line for line in private if line and len(line) >= LONG_LINE}
+            pairs |= {
+                (a, b) for a, b in zip(private, private[1:])
+                if a and b and max(len(a), len(b)) >= SHORT_LINE
+            }
+    return long_lines, pairs
+
+
+def code_lines(path: Path) -> list[str]:
+    if path.suffix == ".ipynb":
+        text = "\n".join(cell.source for cell in nbclean.read(path).cells)
+    else:
+        text = path.read_text(encoding="utf-8")
+    return [line.strip() for line in text.split("\n") if line.strip()]
 
 
 def student_facing_files() -> list[Path]:
@@ -54,23 +65,34 @@ def student_facing_files() -> list[Path]:
 
 
 def test_there_are_secrets_to_protect():
-    secrets = secret_lines()
-    assert secrets and all(secrets.values()), "every notebook should have solutions and tests"
+    graded = [p for p in source_notebooks(ROOT) if any(map(is_graded, nbclean.read(p).cells))]
+    long_lines, pairs = secrets()
+    assert graded and long_lines and len(pairs) > 10 * len(graded)
+
+
+def leaks(lines: list[str]) -> list[str]:
+    long_lines, pairs = secrets()
+    leaked = sorted(set(lines) & long_lines)
+    return leaked + [f"{a} / {b}" for a, b in zip(lines, lines[1:]) if (a, b) in pairs]
 
 
 @pytest.mark.parametrize("path", student_facing_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_solution_or_hidden_test_line_leaks(path):
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".ipynb":
-        cells = nbclean.read(path).cells
-        lines = {line.strip() for cell in cells for line in cell.source.split("\n")}
-    else:
-        lines = {line.strip() for line in text.split("\n")}
-    leaked = sorted({line for secret in secret_lines().values() for line in secret} & lines)
-    assert not leaked, f"{path.relative_to(ROOT)} shows solution/hidden-test lines: {leaked[:5]}"
-    assert not has_markers(text), f"{path.relative_to(ROOT)} carries nbgrader markers"
+    leaked = leaks(code_lines(path))
+    assert not leaked, f"{path.relative_to(ROOT)} shows solution/hidden-test code: {leaked[:5]}"
+    assert not has_markers(path.read_text(encoding="utf-8")), (
+        f"{path.relative_to(ROOT)} carries nbgrader markers"
+    )
 
 
-def test_release_has_every_notebook_and_no_hidden_tests():
+def test_a_pasted_solution_would_be_caught():
+    """The detector itself: two lines of the reference solution, pasted anywhere, are found."""
+    nb = nbclean.read(source_notebooks(ROOT)[0])
+    runs = [run for cell in nb.cells for run in region_lines(cell.source)[0] if len(run) > 3]
+    pasted = ["x = 1", *runs[0][1:3], "y = 2"]
+    assert leaks(pasted), f"pasting {runs[0][1:3]} went unnoticed"
+
+
+def test_release_has_every_notebook():
     release = {p.name for p in (ROOT / "release" / ASSIGNMENT).glob("*.ipynb")}
     assert release == {p.name for p in source_notebooks(ROOT)}

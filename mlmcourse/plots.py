@@ -1,0 +1,188 @@
+"""Figures for the course notebooks (drawing only: no solution code lives here)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch, Rectangle
+
+# What happened at a site, in the order of the legend.
+UNSELECTED, MASKED, RANDOM, KEPT = range(4)
+OUTCOME_NAMES = ("unselected", "[MASK]  (u < 0.8)", "random  (0.8 ≤ u < 0.9)", "kept  (u ≥ 0.9)")
+# Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
+OUTCOME_COLOURS = ("#e9e9e9", "#0072b2", "#e69f00", "#009e73")
+TEXT_COLOURS = ("#555555", "white", "black", "white")
+MISMATCH_COLOUR = "#d00000"
+MASK_THRESHOLD, KEEP_THRESHOLD = 0.8, 0.9
+
+TokenNames = Sequence[str] | Mapping[int, str] | None
+
+
+def classify_sites(selected: torch.Tensor, draws: torch.Tensor) -> np.ndarray:
+    """Outcome code per site, from the selection and the draws alone (the 80/10/10 rule)."""
+    selected = selected.detach().to("cpu", torch.bool)
+    draws = draws.detach().cpu()  # compared in their own dtype, as a student's code would
+    outcome = torch.full(selected.shape, UNSELECTED, dtype=torch.int64)
+    outcome[selected & (draws < MASK_THRESHOLD)] = MASKED
+    outcome[selected & (draws >= MASK_THRESHOLD) & (draws < KEEP_THRESHOLD)] = RANDOM
+    outcome[selected & (draws >= KEEP_THRESHOLD)] = KEPT
+    return outcome.numpy()
+
+
+def disagreeing_sites(
+    tokens: np.ndarray, corrupted: np.ndarray, outcome: np.ndarray, mask_token_id: int
+) -> np.ndarray:
+    """Sites whose corrupted token contradicts their outcome (random sites cannot be judged)."""
+    should_keep = (outcome == UNSELECTED) | (outcome == KEPT)
+    wrong_keep = should_keep & (corrupted != tokens)
+    wrong_mask = (outcome == MASKED) & (corrupted != mask_token_id)
+    return wrong_keep | wrong_mask
+
+
+def token_name(token_id: int, names: TokenNames, mask_token_id: int) -> str:
+    """A readable name for one id: from `names` when given, '[MASK]' for the mask id."""
+    if isinstance(names, Mapping) and token_id in names:
+        return names[token_id]
+    if isinstance(names, Sequence) and 0 <= token_id < len(names):
+        return names[token_id]
+    return "[MASK]" if token_id == mask_token_id else str(token_id)
+
+
+def format_draw(draw: float) -> str:
+    """Two decimals, or more when rounding would put the draw on the wrong side of a threshold."""
+    for decimals in (2, 4):
+        text = f"{draw:.{decimals}f}"
+        if _side(float(text)) == _side(draw):
+            return text
+    return repr(draw)[:6] + "…"  # truncated, never rounded up across 0.8 or 0.9
+
+
+def _side(draw: float) -> int:
+    return int(draw >= MASK_THRESHOLD) + int(draw >= KEEP_THRESHOLD)
+
+
+def _as_grid(tensor: torch.Tensor, name: str) -> np.ndarray:
+    if tensor.ndim != 2:
+        raise ValueError(
+            f"plot_corruption_grid draws a [B, L] grid; {name} is {tuple(tensor.shape)}"
+        )
+    return tensor.detach().cpu().numpy()
+
+
+class SiteText(NamedTuple):
+    before: str  # the original token when it changed, else empty
+    shown: str  # what the encoder sees
+    draw: str
+
+
+def _draw_site(ax: Axes, row: int, col: int, code: int, lines: SiteText, flag: bool) -> None:
+    ax.add_patch(
+        Rectangle(
+            (col - 0.46, row - 0.44),
+            0.92,
+            0.88,
+            facecolor=OUTCOME_COLOURS[code],
+            edgecolor=MISMATCH_COLOUR if flag else "white",
+            linewidth=2.5 if flag else 1.0,
+            linestyle="--" if flag else "-",
+        )
+    )
+    colour = TEXT_COLOURS[code]
+    weight = "normal" if code == UNSELECTED else "bold"
+    text = {"ha": "center", "va": "center", "color": colour}
+    ax.text(col, row - 0.27, lines.before, fontsize=7, **text)
+    ax.text(col, row, lines.shown, fontsize=10, fontweight=weight, **text)
+    ax.text(col, row + 0.27, lines.draw, fontsize=7.5, **text)
+
+
+def _site_text(original: str, shown: str, draw: float, flag: bool) -> SiteText:
+    before = f"was {original}" if shown != original else ""
+    return SiteText(before, f"{shown} !" if flag else shown, f"u={format_draw(draw)}")
+
+
+def _add_legend(fig: Figure, ax: Axes, counts: np.ndarray, any_flag: bool) -> None:
+    handles = [
+        Patch(facecolor=colour, edgecolor="#999999", label=f"{name}: {count}")
+        for name, colour, count in zip(OUTCOME_NAMES, OUTCOME_COLOURS, counts, strict=True)
+    ]
+    if any_flag:
+        handles.append(
+            Patch(
+                facecolor="white",
+                edgecolor=MISMATCH_COLOUR,
+                linestyle="--",
+                linewidth=2,
+                label="! token disagrees with its draw",
+            )
+        )
+    ncol = len(handles) if fig.get_figwidth() >= 10 else (4 if len(handles) == 4 else 3)
+    ncol = ncol if fig.get_figwidth() >= 6.5 else 2
+    ax.legend(
+        handles=handles,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.02),
+        frameon=False,
+        ncol=ncol,
+        fontsize=8.5,
+        handlelength=1.2,
+        columnspacing=1.2,
+    )
+
+
+def _new_axes(B: int, L: int) -> tuple[Figure, Axes]:
+    width = max(5.0, 1.0 * L + 1.0)
+    height = 0.78 * B + 1.6
+    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
+    return fig, ax
+
+
+def plot_corruption_grid(
+    tokens: torch.Tensor,
+    selected: torch.Tensor,
+    draws: torch.Tensor,
+    corrupted: torch.Tensor,
+    mask_token_id: int,
+    *,
+    token_names: TokenNames = None,
+    title: str | None = "What happened at each site",
+    ax: Axes | None = None,
+) -> Figure:
+    """Draw one batch as a B x L grid coloured by what happened at each site.
+
+    The outcome of a site comes from `selected` and `draws` (unselected / [MASK] / random /
+    kept); each cell shows the token the encoder sees, the draw, and the original token when
+    it changed. A site whose corrupted token contradicts its outcome (a [MASK] site without
+    the mask id, an unselected or kept site that changed) gets a dashed red border and a '!'.
+    `token_names` (a list indexed by id, or a dict) turns ids into words. Pass `ax` to draw
+    into an existing Axes; the figure is returned and left open for the caller.
+    """
+    tokens_np, corrupted_np = _as_grid(tokens, "tokens"), _as_grid(corrupted, "corrupted")
+    draws_np = _as_grid(draws, "draws").astype(np.float64)
+    outcome = classify_sites(selected, draws)
+    flags = disagreeing_sites(tokens_np, corrupted_np, outcome, mask_token_id)
+    B, L = outcome.shape
+    fig, ax = _new_axes(B, L) if ax is None else (ax.figure, ax)
+    for row in range(B):
+        for col in range(L):
+            original = token_name(int(tokens_np[row, col]), token_names, mask_token_id)
+            shown = token_name(int(corrupted_np[row, col]), token_names, mask_token_id)
+            code, flag = int(outcome[row, col]), bool(flags[row, col])
+            lines = _site_text(original, shown, float(draws_np[row, col]), flag)
+            _draw_site(ax, row, col, code, lines, flag)
+    ax.set_xlim(-0.5, max(L, 1) - 0.5)  # an empty batch still gets a (blank) grid
+    ax.set_ylim(max(B, 1) - 0.5, -0.5)
+    ax.set_xticks(range(L), [f"t={t}" for t in range(L)], fontsize=8)
+    ax.set_yticks(range(B), [f"b={b}" for b in range(B)], fontsize=8)
+    ax.tick_params(length=0, labeltop=True, labelbottom=False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=11, loc="left")
+    _add_legend(fig, ax, np.bincount(outcome.ravel(), minlength=4), bool(flags.any()))
+    return fig
