@@ -1,0 +1,173 @@
+"""A WordPiece tokenizer and a ``BertForMaskedLM`` for notebook 6, offline only.
+
+``bert-base-uncased`` is used when it is already in the local Hugging Face cache. Nothing is ever
+downloaded: when the cache does not hold it (the usual case on a course machine), a small
+stand-in is built here, deterministically and in well under a second:
+
+- a WordPiece vocabulary learned from ``data/wordpiece_corpus.txt`` (a few KB of plain text that
+  ships with the course) with the ``tokenizers`` library, wrapped as a ``BertTokenizerFast`` with
+  ``[PAD] [UNK] [CLS] [SEP] [MASK]``;
+- a ``BertForMaskedLM`` with a tiny ``BertConfig`` (2 layers, hidden size 64, 2 heads) whose
+  weights are drawn at random from a fixed seed. Its predictions mean nothing.
+
+``transformers`` and ``tokenizers`` are an optional extra (``requirements/bert.txt``): this module
+imports them only inside its functions, so ``transformers_available()`` works without them.
+Setting ``MLMCOURSE_BERT_STANDIN=1`` skips the cache and always builds the stand-in, so that a
+build of the reading edition gives the same outputs on every machine.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+PRETRAINED_NAME = "bert-base-uncased"
+INSTALL_COMMAND = "pip install -c requirements/constraints.txt -r requirements/bert.txt"
+CORPUS = Path(__file__).resolve().parent / "data" / "wordpiece_corpus.txt"
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+CONTINUATION = "##"
+STANDIN_VARIABLE = "MLMCOURSE_BERT_STANDIN"
+
+# The small stand-in model: fast on two CPU cores, big enough to be a real BERT.
+SMALL_BERT = {
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "intermediate_size": 128,
+    "max_position_embeddings": 128,
+}
+SMALL_VOCAB_MERGES = 1000  # upper bound for the BPE trainer; the small corpus stops it earlier
+
+
+@dataclass(frozen=True)
+class LoadedBert:
+    """The tokenizer and the model notebook 6 works with, and where they came from."""
+
+    tokenizer: Any  # transformers.BertTokenizerFast
+    model: Any  # transformers.BertForMaskedLM, in eval mode
+    pretrained: bool  # True: bert-base-uncased from the local cache; False: the small stand-in
+    description: str  # one sentence the notebook prints
+
+
+def transformers_available() -> bool:
+    """True when the optional extra (``transformers`` and ``tokenizers``) imports."""
+    _offline_environment()  # before the first import: huggingface_hub reads it once
+    try:
+        import tokenizers  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _offline_environment() -> None:
+    """Never reach for the network; no progress bars, no fork warning from a Jupyter kernel."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _offline_and_quiet() -> None:
+    """The offline environment, and transformers' advice and warnings off the notebook's stderr."""
+    _offline_environment()
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+
+
+def load_bert(name: str = PRETRAINED_NAME, seed: int = 0) -> LoadedBert:
+    """``name`` from the local Hugging Face cache if it is there, else the small stand-in."""
+    _offline_and_quiet()
+    if os.environ.get(STANDIN_VARIABLE, "") not in ("", "0"):
+        return small_bert(seed)
+    from transformers import BertForMaskedLM, BertTokenizerFast
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tokenizer = BertTokenizerFast.from_pretrained(name, local_files_only=True)
+            model = BertForMaskedLM.from_pretrained(name, local_files_only=True)
+    except (OSError, ValueError):
+        # Not in the cache (transformers says so with an OSError) or an incomplete download.
+        return small_bert(seed)
+    model.eval()
+    return LoadedBert(
+        tokenizer,
+        model,
+        pretrained=True,
+        description=(
+            f"{name} from the local Hugging Face cache: a pre-trained BERT "
+            f"({model.config.num_hidden_layers} layers, hidden size {model.config.hidden_size}, "
+            f"vocabulary of {len(tokenizer)} WordPiece tokens)."
+        ),
+    )
+
+
+def small_bert(seed: int = 0) -> LoadedBert:
+    """The stand-in: a WordPiece vocabulary learned from the course's corpus, a random BERT."""
+    _offline_and_quiet()
+    from transformers import BertConfig, BertForMaskedLM
+
+    tokenizer = course_wordpiece_tokenizer()
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        pad_token_id=tokenizer.pad_token_id,
+        **SMALL_BERT,
+    )
+    # Seeded on a forked RNG: the same weights every time, and the caller's RNG is untouched.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = BertForMaskedLM(config)
+    model.eval()
+    return LoadedBert(
+        tokenizer,
+        model,
+        pretrained=False,
+        description=(
+            f"{PRETRAINED_NAME} is not in the local Hugging Face cache, so this notebook uses a "
+            f"stand-in: a WordPiece vocabulary of {len(tokenizer)} tokens learned from "
+            f"mlmcourse/data/{CORPUS.name} and a small BertForMaskedLM "
+            f"({SMALL_BERT['num_hidden_layers']} layers, hidden size {SMALL_BERT['hidden_size']}, "
+            f"{SMALL_BERT['num_attention_heads']} heads) with random weights (seed {seed}). "
+            "Its predictions mean nothing: what this notebook checks is the arithmetic."
+        ),
+    )
+
+
+def course_wordpiece_tokenizer(corpus: Path = CORPUS) -> Any:
+    """A ``BertTokenizerFast`` whose WordPiece vocabulary is learned from ``corpus``.
+
+    The pieces are learned with the ``tokenizers`` library's BPE trainer, which breaks ties by
+    the pieces' ids and so gives the same vocabulary on every run. (Its ``WordPieceTrainer``
+    numbers the ``##`` pieces in hash-map order, so its vocabulary changes from run to run.)
+    Every learned piece may start a word (``cable``) or continue one (``##cable``), and the
+    tokenizer splits a word greedily into the longest pieces it knows, as BERT's does.
+    """
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    from transformers import BertTokenizerFast
+
+    paragraphs = [" ".join(p.split()) for p in corpus.read_text(encoding="utf-8").split("\n\n")]
+    learner = Tokenizer(models.BPE(unk_token="[UNK]"))
+    learner.normalizer = normalizers.BertNormalizer(lowercase=True)  # the uncased BERT's
+    learner.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trainer = trainers.BpeTrainer(
+        vocab_size=SMALL_VOCAB_MERGES,
+        min_frequency=1,
+        special_tokens=list(SPECIAL_TOKENS),
+        show_progress=False,
+    )
+    learner.train_from_iterator(paragraphs, trainer)
+    by_id = sorted(learner.get_vocab().items(), key=lambda item: item[1])
+    pieces = [token for token, _ in by_id if token not in SPECIAL_TOKENS]
+    vocabulary = [*SPECIAL_TOKENS, *pieces, *(CONTINUATION + piece for piece in pieces)]
+    return BertTokenizerFast(
+        vocab={token: index for index, token in enumerate(vocabulary)},
+        do_lower_case=True,
+        model_max_length=SMALL_BERT["max_position_embeddings"],
+    )

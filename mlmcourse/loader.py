@@ -1,0 +1,188 @@
+"""Load a student's functions from a sibling notebook of the series.
+
+Only two kinds of cells are executed, in notebook order, into a fresh namespace: the cell whose
+nbgrader ``grade_id`` is ``setup`` (the imports) and the answer cells (``solution: true``). Demo
+cells, checks and tests are never run. This works on the instructor source (the
+``### BEGIN SOLUTION`` / ``### END SOLUTION`` marker lines are dropped), on a student's copy of
+the release, and under nbgrader autograde (the kernel then runs next to the student's notebooks).
+
+When a notebook is missing, does not define a name, or a function still raises
+``NotImplementedError`` on a tiny valid call, :class:`NotebookNotReady` says in one sentence which
+notebook to finish first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import linecache
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import torch
+
+SETUP_GRADE_ID = "setup"
+_MARKER = re.compile(r"^\s*###\s*(BEGIN|END)\s+SOLUTION\s*$")
+_SHELL_OR_MAGIC = re.compile(r"^[%!]")  # line magics and shell escapes at column 0
+_NUMBER = re.compile(r"^(\d+)_")
+
+# Set by the autograder's trusted kernel (mlmcourse.engine_remote): given a notebook's path, it
+# returns that notebook's names as proxies to a sandboxed worker, so no student code runs here.
+GRADED_LOADER: Callable[[Path], dict[str, Any]] | None = None
+
+
+class NotebookNotReady(Exception):
+    """A notebook of the series is missing or unfinished; the message says which one."""
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows this instead of a traceback: the student needs the sentence, not frames.
+        return [f"\x1b[0;31mNotebookNotReady\x1b[0m: {self}"]
+
+
+def _label(path: Path) -> str:
+    """'notebook 1 (01_corruption.ipynb)' for a numbered notebook, else the file name."""
+    match = _NUMBER.match(path.name)
+    return f"notebook {int(match.group(1))} ({path.name})" if match else path.name
+
+
+def _cell_source(cell: nbformat.NotebookNode) -> str:
+    """The cell's code without solution markers and without IPython magics or shell lines."""
+    lines = cell.source.splitlines()
+    return "\n".join(
+        "" if _MARKER.match(line) or _SHELL_OR_MAGIC.match(line) else line for line in lines
+    )
+
+
+def _cells_to_run(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
+    """(grade_id, source) of the setup cell and of every answer cell, in notebook order."""
+    chosen = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        grade_id = meta.get("grade_id") or f"cell-{index}"
+        if grade_id == SETUP_GRADE_ID or meta.get("solution", False):
+            chosen.append((grade_id, _cell_source(cell)))
+    return chosen
+
+
+def _run_cells(path: Path, cells: list[tuple[str, str]]) -> dict[str, Any]:
+    """Execute the cells into a fresh namespace; prints of the student's cells are swallowed."""
+    namespace: dict[str, Any] = {"__name__": f"notebook_{path.stem}"}
+    for grade_id, source in cells:
+        filename = f"<{path.name}: cell {grade_id}>"
+        # Registered so that a traceback from a loaded function shows the student's own lines.
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        sink = io.StringIO()
+        try:
+            code = compile(source, filename, "exec")
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                exec(code, namespace)  # noqa: S102  (running the student's own cells is the point)
+        except Exception as err:  # any failure of a student's cell is reported the same way
+            raise NotebookNotReady(
+                f"Running cell '{grade_id}' of {path.name} failed with "
+                f"{type(err).__name__}: {err}. Fix {_label(path)} first, then run this cell again."
+            ) from None
+    return namespace
+
+
+def load_functions(
+    notebook_path: str | Path,
+    names: Iterable[str],
+    probes: Mapping[str, Callable[[Callable[..., Any]], Any]] | None = None,
+) -> dict[str, Callable[..., Any]]:
+    """Return ``{name: function}`` defined by the setup and answer cells of one notebook.
+
+    ``probes[name](function)`` makes a tiny valid call; a ``NotImplementedError`` (or any other
+    error) there means the answer is unfinished and raises :class:`NotebookNotReady`.
+    """
+    __tracebackhide__ = True
+    path = Path(notebook_path)
+    names = list(names)
+    if not path.is_file():
+        raise NotebookNotReady(
+            f"{path.name} was not found in {path.parent.resolve()}. Finish {_label(path)} first "
+            "and keep it in the same folder as this notebook."
+        )
+    try:
+        nb = nbformat.read(str(path), as_version=4)
+    except Exception as err:  # a truncated or hand-broken file
+        raise NotebookNotReady(
+            f"{path.name} could not be read ({type(err).__name__}). Save {_label(path)} again "
+            "from JupyterLab, then run this cell again."
+        ) from None
+    if GRADED_LOADER is not None:
+        namespace = GRADED_LOADER(path)
+    else:
+        namespace = _run_cells(path, _cells_to_run(nb))
+    found: dict[str, Callable[..., Any]] = {}
+    for name in names:
+        function = namespace.get(name)
+        if not callable(function):
+            raise NotebookNotReady(
+                f"{path.name} does not define `{name}` in its answer cells. "
+                f"Finish {_label(path)} first."
+            )
+        probe = (probes or {}).get(name)
+        if probe is not None:
+            _probe(path, name, function, probe)
+        found[name] = function
+    return found
+
+
+def _probe(path: Path, name: str, function: Callable[..., Any], probe: Callable) -> None:
+    __tracebackhide__ = True
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            probe(function)
+    except NotImplementedError:
+        raise NotebookNotReady(
+            f"`{name}` in {path.name} still raises NotImplementedError. "
+            f"Finish {_label(path)} first, save it, then run this cell again."
+        ) from None
+    except Exception as err:
+        hint = (" Only the setup cell and the answer cells are loaded: define any helper inside "
+                "the answer cell." if isinstance(err, NameError) else "")
+        raise NotebookNotReady(
+            f"`{name}` from {path.name} fails on a tiny valid input with "
+            f"{type(err).__name__}: {err}.{hint} Fix {_label(path)} first (its checks show what "
+            "is wrong), then run this cell again."
+        ) from None
+
+
+def _probe_make_mlm_inputs(function: Callable[..., Any]) -> None:
+    tokens = torch.tensor([[0, 1, 2]])
+    selected = torch.tensor([[False, True, False]])
+    draws = torch.tensor([[0.5, 0.5, 0.5]])
+    function(tokens, selected, draws, torch.zeros_like(tokens), 4)
+
+
+def _probe_masked_lm_loss(function: Callable[..., Any]) -> None:
+    logits = torch.zeros(1, 3, 4, dtype=torch.float64, requires_grad=True)
+    function(logits, torch.tensor([[-100, 1, -100]]))
+
+
+# Tiny valid calls for the functions later notebooks use (a call, never an answer).
+PROBES: dict[str, Callable[[Callable[..., Any]], Any]] = {
+    "make_mlm_inputs": _probe_make_mlm_inputs,
+    "masked_lm_loss": _probe_masked_lm_loss,
+}
+
+
+def from_notebook(
+    directory: str | Path, notebook: str, names: Iterable[str]
+) -> dict[str, Callable[..., Any]]:
+    """Load ``names`` from ``directory/notebook``, probing the functions the course knows."""
+    __tracebackhide__ = True
+    return load_functions(Path(directory) / notebook, names, PROBES)
+
+
+def load_student_functions(directory: str | Path = ".") -> tuple[Callable, Callable]:
+    """The student's ``make_mlm_inputs`` (notebook 1) and ``masked_lm_loss`` (notebook 3)."""
+    __tracebackhide__ = True
+    corruption = from_notebook(directory, "01_corruption.ipynb", ["make_mlm_inputs"])
+    loss = from_notebook(directory, "03_empty_mask_and_gradient.ipynb", ["masked_lm_loss"])
+    return corruption["make_mlm_inputs"], loss["masked_lm_loss"]

@@ -1,0 +1,610 @@
+"""Figures and the slider panel of the experiment notebook.
+
+Each figure is a *panel*: a small class that creates its artists once and can be fed a new
+:class:`~mlmcourse.experiment.History` (``update``), so the same code draws the static figures
+of the notebook and updates the slider dashboard in place. The dashboard figure is a bare
+:class:`matplotlib.figure.Figure`, never registered with pyplot: it cannot leak, be shown twice
+or be closed by the inline backend. Each slider change re-runs the 100 steps, updates the
+artists, redraws only them over a cached background (blitting) and puts the new picture into one
+``ipywidgets.Image``: no flicker, no second figure, nothing left behind.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import PIL.Image
+import torch
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgba_array
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from .experiment import (
+    INITIAL_NLL,
+    MAX_FINAL_NLL,
+    MAX_FRACTION_OF_INITIAL,
+    MIN_ACCURACY,
+    N_STEPS,
+    THRESHOLDS,
+    VOCAB_SIZE,
+    Acceptance,
+    History,
+    Settings,
+    acceptance,
+    normalize_shares,
+    run_experiment,
+    true_center,
+)
+
+MASK_COLOR, RANDOM_COLOR, KEEP_COLOR = "#4C72B0", "#DD8452", "#55A868"
+BRANCH_COLORS = (MASK_COLOR, RANDOM_COLOR, KEEP_COLOR)
+BRANCH_RGBA = to_rgba_array(BRANCH_COLORS)  # converted once: an update recolours ~1000 dots
+BRANCH_NAMES = ("[MASK]  (draw < 0.8)", "random id  (0.8 ≤ draw < 0.9)", "kept  (draw ≥ 0.9)")
+PASS_COLOR, FAIL_COLOR = "#2E7D32", "#C62828"
+LINE_COLOR, GOAL_COLOR = "#333333", "#2E7D32"
+DASHBOARD_SIZE = (11.0, 6.8)
+DASHBOARD_DPI = 80
+LOSS_LIMITS = (0.0, 2.0)  # fixed limits: the slider panel redraws only the data on top
+NLL_LIMITS = (1e-3, 3.0)
+NBGRADER_NOTE = "Sliders are off while nbgrader executes this notebook (NBGRADER_EXECUTION is set)."
+
+
+def _steps(n: int, start: int = 1) -> np.ndarray:
+    return np.arange(start, start + n)
+
+
+def format_nll(value: float) -> str:
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+def branch_of(draws: torch.Tensor) -> torch.Tensor:
+    """0 = [MASK], 1 = random id, 2 = kept: the branch make_mlm_inputs takes for each draw."""
+    return (draws >= THRESHOLDS[0]).long() + (draws >= THRESHOLDS[1]).long()
+
+
+def mix_label(shares: Sequence[float]) -> str:
+    mask, random, keep = normalize_shares(*shares)
+    return f"{100 * mask:.0f}/{100 * random:.0f}/{100 * keep:.0f}"
+
+
+def settings_label(settings: Settings) -> str:
+    return (f"seed {settings.seed} · lr {settings.lr:g} · selection {settings.selection_rate:g} · "
+            f"mask/random/keep {mix_label(settings.shares)}")
+
+
+class LossPanel:
+    """Training masked-LM loss per update (only the selected centers count)."""
+
+    def __init__(self, ax: Axes) -> None:
+        self.ax = ax
+        ax.axhline(INITIAL_NLL, color="#888888", ls=":", lw=1)
+        ax.text(0.98, INITIAL_NLL * 1.03, "ln 4: a uniform guess", color="#666666", fontsize=8,
+                ha="right", va="bottom", transform=ax.get_yaxis_transform())
+        (self.line,) = ax.plot([], [], color=MASK_COLOR, lw=1.6)
+        self.empty = ax.scatter([], [], marker="|", color=FAIL_COLOR, s=60, lw=1.5)
+        self.note = ax.text(0.98, 0.97, "", color=FAIL_COLOR, fontsize=8, ha="right", va="top",
+                            transform=ax.transAxes)
+        ax.set(title="Training loss per update", xlabel="update", ylabel="masked-LM loss",
+               xlim=(0, N_STEPS + 1), ylim=LOSS_LIMITS)
+        ax.grid(alpha=0.3)
+        self.artists = [self.line, self.empty, self.note]
+
+    def update(self, history: History) -> None:
+        loss = history.train_loss.numpy().copy()
+        empty = history.n_selected.numpy() == 0
+        loss[empty] = np.nan  # an empty step has loss 0 by definition: not a data point
+        x = _steps(len(loss))
+        self.line.set_data(x, loss)
+        self.empty.set_offsets(np.column_stack([x[empty], np.full(empty.sum(), 0.04)]))
+        count = int(empty.sum())
+        plural = "s" if count > 1 else ""
+        self.note.set_text(f"red: {count} update{plural} without labels" if count else "")
+
+
+class EvalPanel:
+    """Clean-context NLL (log scale) and accuracy over all 64 centers, thresholds drawn in."""
+
+    def __init__(self, ax_nll: Axes, ax_acc: Axes) -> None:
+        self.ax_nll, self.ax_acc = ax_nll, ax_acc
+        ax_nll.set_yscale("log")
+        ax_nll.axhspan(1e-9, MAX_FINAL_NLL, color=GOAL_COLOR, alpha=0.08, lw=0)
+        ax_nll.axhline(MAX_FINAL_NLL, color=GOAL_COLOR, lw=1.2)
+        fraction = MAX_FRACTION_OF_INITIAL * INITIAL_NLL
+        ax_nll.axhline(fraction, color=GOAL_COLOR, lw=1, ls="--")
+        ax_nll.axhline(INITIAL_NLL, color="#888888", ls=":", lw=1)
+        blended = ax_nll.get_yaxis_transform()
+        ax_nll.text(0.98, MAX_FINAL_NLL * 0.93, f"goal: NLL < {MAX_FINAL_NLL}", color=GOAL_COLOR,
+                    fontsize=8, ha="right", va="top", transform=blended)
+        ax_nll.text(0.98, fraction * 1.05, f"10% of the start: {fraction:.3f}", color=GOAL_COLOR,
+                    fontsize=8, ha="right", va="bottom", transform=blended)
+        ax_nll.text(0.03, INITIAL_NLL * 1.1, "start: ln 4", color="#666666", fontsize=8,
+                    ha="left", va="bottom", transform=blended)
+        (self.nll,) = ax_nll.plot([], [], color=LINE_COLOR, lw=2)
+        (self.nll_end,) = ax_nll.plot([], [], "o", color=LINE_COLOR, ms=5)
+        self.nll_text = ax_nll.text(0, 0, "", fontsize=9, ha="right", va="bottom")
+        ax_nll.set(title="Evaluation NLL, all 64 centers", xlabel="update",
+                   ylabel="NLL (log scale)", xlim=(-2, N_STEPS + 2), ylim=NLL_LIMITS)
+        ax_nll.grid(alpha=0.3, which="major")
+
+        ax_acc.axhspan(MIN_ACCURACY, 1.05, color=GOAL_COLOR, alpha=0.08, lw=0)
+        ax_acc.axhline(MIN_ACCURACY, color=GOAL_COLOR, lw=1.2)
+        ax_acc.text(0.5, MIN_ACCURACY - 0.02, f"goal: ≥ {100 * MIN_ACCURACY:.0f}%",
+                    color=GOAL_COLOR, fontsize=8, ha="center", va="top",
+                    transform=ax_acc.get_yaxis_transform())
+        (self.acc,) = ax_acc.plot([], [], color=LINE_COLOR, lw=2, drawstyle="steps-post")
+        (self.acc_end,) = ax_acc.plot([], [], "o", color=LINE_COLOR, ms=5)
+        self.acc_text = ax_acc.text(0, 0, "", fontsize=9, ha="right", va="top")
+        ax_acc.set(title="Evaluation accuracy, all 64 centers", xlabel="update",
+                   ylabel="accuracy", xlim=(-2, N_STEPS + 2), ylim=(0, 1.05))
+        ax_acc.yaxis.set_major_formatter(lambda v, _: f"{100 * v:.0f}%")
+        ax_acc.grid(alpha=0.3)
+        self.artists = [self.nll, self.nll_end, self.nll_text, self.acc, self.acc_end,
+                        self.acc_text]
+
+    def update(self, history: History) -> None:
+        nll = history.eval_nll.numpy()
+        acc = history.eval_accuracy.numpy()
+        x = _steps(len(nll), start=0)
+        last = x[-1]
+        self.nll.set_data(x, nll)
+        self.nll_end.set_data([last], [nll[-1]])
+        low, high = NLL_LIMITS
+        self.nll_text.set_position((last, min(max(nll[-1], low * 1.1), high / 2) * 1.15))
+        self.nll_text.set_text(format_nll(nll[-1]))
+        self.acc.set_data(x, acc)
+        self.acc_end.set_data([last], [acc[-1]])
+        self.acc_text.set_position((last - 3, max(acc[-1], 0.1) - 0.06))
+        self.acc_text.set_text(f"{100 * acc[-1]:.1f}%")
+
+
+class TablePanel:
+    """The learned table softmax(W) next to the true rule, one row per (left, right) pair."""
+
+    def __init__(self, ax_learned: Axes, ax_truth: Axes) -> None:
+        self.ax_learned, self.ax_truth = ax_learned, ax_truth
+        pairs = torch.arange(VOCAB_SIZE**2)
+        left, right = pairs // VOCAB_SIZE, pairs % VOCAB_SIZE
+        self.truth = true_center(left, right).numpy()
+        onehot = np.eye(VOCAB_SIZE)[self.truth]
+        style = dict(aspect="auto", vmin=0, vmax=1, cmap="Blues", interpolation="nearest")
+        self.image = ax_learned.imshow(np.full((VOCAB_SIZE**2, VOCAB_SIZE), 0.25), **style)
+        ax_truth.imshow(onehot, **style)
+        self.wrong = ax_learned.scatter([], [], marker="x", color=FAIL_COLOR, s=40, lw=2)
+        row_labels = [f"{a} {b}" for a, b in zip(left.tolist(), right.tolist(), strict=True)]
+        for ax in (ax_learned, ax_truth):
+            ax.set_xticks(range(VOCAB_SIZE))
+            ax.set_xlabel("center")
+            ax.set_yticks(range(VOCAB_SIZE**2))
+            ax.tick_params(axis="y", labelsize=7, length=0)
+            ax.tick_params(axis="x", labelsize=8)
+        ax_learned.set_yticklabels(row_labels)
+        ax_learned.set_ylabel("left right")
+        ax_truth.set_yticklabels([])
+        ax_learned.set_title("learned\nsoftmax(W)", fontsize=10)
+        ax_truth.set_title("true rule\n(2·left+right) % 4", fontsize=10)
+        self.artists = [self.image, self.wrong]
+
+    def update(self, history: History) -> None:
+        logits = history.tables[-1].numpy()
+        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs /= probs.sum(axis=1, keepdims=True)
+        self.image.set_data(probs)
+        guess = probs.argmax(axis=1)
+        rows = np.flatnonzero(guess != self.truth)
+        self.wrong.set_offsets(np.column_stack([guess[rows], rows]) if rows.size else
+                               np.empty((0, 2)))
+
+
+class DrawPanel:
+    """Every selected center's draw on [0, 1), one row per update, coloured by branch."""
+
+    def __init__(self, ax: Axes) -> None:
+        self.ax = ax
+        edges = (0.0, *THRESHOLDS, 1.0)
+        for i, color in enumerate(BRANCH_COLORS):
+            ax.axvspan(edges[i], edges[i + 1], color=color, alpha=0.08, lw=0)
+        for threshold in THRESHOLDS:
+            ax.axvline(threshold, color="#555555", lw=1)
+        self.points = ax.scatter([], [], s=6, lw=0)
+        self.focus = ax.scatter([], [], s=40, edgecolors="black", linewidths=0.8, zorder=3)
+        self.focus_line = ax.axhline(1, color="black", lw=0.6, alpha=0.6)
+        handles = [Line2D([], [], ls="", marker="o", color=c, ms=6) for c in BRANCH_COLORS]
+        self.legend = ax.legend(handles, BRANCH_NAMES, loc="upper center", fontsize=8,
+                                bbox_to_anchor=(0.5, -0.16), ncols=3, frameon=False,
+                                handletextpad=0.2, columnspacing=1.5)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(N_STEPS + 2, -1)  # update 1 at the top, with room for its ringed dots
+        ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0], ["0", ".2", ".4", ".6", ".8", ".9", "1"])
+        ax.set(xlabel="draw handed to make_mlm_inputs", ylabel="update")
+        ax.set_title("Draws at the selected centers, all updates", fontsize=10, pad=16)
+        self.title = ax.text(0.5, 1.01, "", transform=ax.transAxes, ha="center", va="bottom",
+                             fontsize=9)
+        self.artists = [self.points, self.focus, self.focus_line, self.title]
+
+    def update(self, history: History, step: int = 1) -> None:
+        n = history.draws.shape[0]
+        if n == 0:
+            return
+        step = min(max(int(step), 1), n)
+        rows, cols = torch.nonzero(history.selected, as_tuple=True)
+        draws = history.draws[rows, cols].numpy()
+        branch = branch_of(history.draws[rows, cols]).numpy()
+        colors = BRANCH_RGBA[branch]
+        y = rows.numpy() + 1
+        self.points.set_offsets(np.column_stack([draws, y]))
+        self.points.set_facecolor(colors)
+        here = y == step
+        self.focus.set_offsets(np.column_stack([draws[here], y[here]]))
+        self.focus.set_facecolor(colors[here])
+        self.focus_line.set_ydata([step, step])
+        now = np.bincount(branch[here], minlength=3)
+        self.title.set_text(f"update {step}: {now.sum()} selected → {now[0]} [MASK], "
+                            f"{now[1]} random, {now[2]} kept")
+
+
+def badge_text(result: Acceptance) -> str:
+    marks = "   ".join(("✓ " if ok else "✗ ") + line for ok, line in result.lines())
+    return ("PASS   " if result.passed else "FAIL   ") + marks
+
+
+def badge_html(result: Acceptance, settings: Settings | None = None) -> str:
+    """The acceptance badge as HTML: one coloured line per check."""
+    color = PASS_COLOR if result.passed else FAIL_COLOR
+    items = "".join(
+        f"<li style='color:{PASS_COLOR if ok else FAIL_COLOR}'>{'✓' if ok else '✗'} {line}</li>"
+        for ok, line in result.lines()
+    )
+    where = f"<div style='color:#555;font-size:90%'>{settings_label(settings)}</div>" \
+        if settings else ""
+    return (
+        f"<div style='border:2px solid {color};border-radius:6px;padding:4px 10px;"
+        f"display:inline-block'><b style='color:{color}'>"
+        f"{'PASS: the run meets' if result.passed else 'FAIL: the run misses'} the acceptance "
+        f"rule</b><ul style='margin:2px 0;padding-left:18px'>"
+        f"{items}</ul>{where}</div>"
+    )
+
+
+class Dashboard:
+    """All panels of the experiment in one figure, updated in place.
+
+    With ``blit=True`` (the slider panel) the axes, ticks and labels are drawn once and kept as a
+    background; an update redraws only the data artists on top of it, which is what keeps one
+    slider change well under a tenth of a second.
+    """
+
+    def __init__(self, fig: Figure, blit: bool = False) -> None:
+        self.fig = fig
+        top = 0.93 if blit else 0.86  # with blit the badge is an HTML line above the image
+        grid = fig.add_gridspec(2, 6, height_ratios=(1, 1.25), hspace=0.6, wspace=0.9,
+                                left=0.06, right=0.985, top=top, bottom=0.14)
+        self.loss = LossPanel(fig.add_subplot(grid[0, 0:2]))
+        self.eval = EvalPanel(fig.add_subplot(grid[0, 2:4]), fig.add_subplot(grid[0, 4:6]))
+        self.tables = TablePanel(fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1]))
+        self.draws = DrawPanel(fig.add_subplot(grid[1, 2:6]))
+        self.badge = fig.text(0.06, 0.975, "", fontsize=10.5, va="top", weight="bold")
+        self.where = fig.text(0.06, 0.935, "", fontsize=9, va="top", color="#555555")
+        self.dynamic = [*self.loss.artists, *self.eval.artists, *self.tables.artists,
+                        *self.draws.artists]
+        if blit:  # text is the slowest thing to draw: these two live in the HTML badge
+            self.badge.set_visible(False)
+            self.where.set_visible(False)
+        self.blit = blit
+        self._background = None
+        if blit:
+            FigureCanvasAgg(fig)  # a canvas of its own: no pyplot manager, no GUI
+            for artist in self.dynamic:
+                artist.set_animated(True)  # left out of the background, drawn per update
+
+    def update(self, history: History, step: int = 1) -> None:
+        result = acceptance(history)
+        self.loss.update(history)
+        self.eval.update(history)
+        self.tables.update(history)
+        self.draws.update(history, step)
+        self.badge.set_text(badge_text(result))
+        self.badge.set_color(PASS_COLOR if result.passed else FAIL_COLOR)
+        self.where.set_text(settings_label(history.settings))
+
+    def render(self) -> bytes:
+        """The figure as it stands: JPEG bytes when blitting, else PNG bytes."""
+        if not self.blit:
+            return render_png(self.fig)
+        canvas = self.fig.canvas
+        if self._background is None:
+            canvas.draw()
+            self._background = canvas.copy_from_bbox(self.fig.bbox)
+        else:
+            canvas.restore_region(self._background)
+        for artist in self.dynamic:
+            (artist.axes or self.fig).draw_artist(artist)
+        # JPEG at quality 92 without chroma subsampling: as crisp as PNG to the eye at this size,
+        # and five times faster to encode (the PNG encoder was the slowest part of an update).
+        size = canvas.get_width_height(physical=True)
+        rgba = PIL.Image.frombuffer("RGBA", size, canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        buffer = io.BytesIO()
+        rgba.convert("RGB").save(buffer, format="jpeg", quality=92, subsampling=0)
+        return buffer.getvalue()
+
+
+def render_png(fig: Figure, dpi: int = DASHBOARD_DPI) -> bytes:
+    """Draw the figure once and return PNG bytes (fast compression: it is redrawn often)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, pil_kwargs={"compress_level": 1})
+    return buffer.getvalue()
+
+
+# ----- static figures (pyplot figures: the inline backend shows them at the end of the cell) ---
+
+
+def plot_train_loss(history: History) -> Figure:
+    fig, ax = plt.subplots(figsize=(6.4, 3.4), layout="constrained")
+    LossPanel(ax).update(history)
+    return fig
+
+
+def plot_eval(history: History) -> Figure:
+    fig, (ax_nll, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.4), layout="constrained")
+    EvalPanel(ax_nll, ax_acc).update(history)
+    return fig
+
+
+def plot_tables(history: History) -> Figure:
+    fig, (ax_learned, ax_truth) = plt.subplots(1, 2, figsize=(4.0, 5.2), layout="constrained")
+    panel = TablePanel(ax_learned, ax_truth)
+    panel.update(history)
+    fig.colorbar(panel.image, ax=[ax_learned, ax_truth], shrink=0.6, label="probability")
+    return fig
+
+
+def plot_draws(history: History, step: int = 1) -> Figure:
+    fig, ax = plt.subplots(figsize=(8.4, 5.0), layout="constrained")
+    DrawPanel(ax).update(history, step)
+    return fig
+
+
+def plot_dashboard(history: History, step: int = 1) -> Figure:
+    fig = plt.figure(figsize=DASHBOARD_SIZE)
+    Dashboard(fig).update(history, step)
+    return fig
+
+
+SMALL_MULTIPLES: tuple[tuple[str, tuple[Settings, ...]], ...] = (
+    ("selection rate", tuple(Settings(selection_rate=r) for r in (0.03, 0.15, 0.6))),
+    ("learning rate", tuple(Settings(lr=lr) for lr in (0.01, 0.08, 1.0))),
+    ("mask / random / keep", tuple(Settings(shares=s) for s in
+                                   ((0.8, 0.1, 0.1), (1.0, 0.0, 0.0), (0.0, 0.0, 1.0)))),
+)
+
+
+def plot_small_multiples(
+    make_mlm_inputs: Callable,
+    masked_lm_loss: Callable,
+    rows: Sequence[tuple[str, Sequence[Settings]]] = SMALL_MULTIPLES,
+) -> Figure:
+    """Evaluation NLL over a few slider settings (one row per slider), the default run in grey."""
+    reference = run_experiment(make_mlm_inputs, masked_lm_loss)
+    n_cols = max(len(settings) for _, settings in rows)
+    fig, axes = plt.subplots(len(rows), n_cols, figsize=(3.3 * n_cols, 2.5 * len(rows)),
+                             sharex=True, sharey=True, layout="constrained", squeeze=False)
+    x = _steps(len(reference.eval_nll), start=0)
+    for r, (name, settings_row) in enumerate(rows):
+        for c in range(n_cols):
+            ax = axes[r, c]
+            if c >= len(settings_row):
+                ax.set_visible(False)
+                continue
+            history = run_experiment(make_mlm_inputs, masked_lm_loss, settings_row[c])
+            result = acceptance(history)
+            ax.set_yscale("log")
+            ax.axhspan(1e-9, MAX_FINAL_NLL, color=GOAL_COLOR, alpha=0.08, lw=0)
+            ax.axhline(MAX_FINAL_NLL, color=GOAL_COLOR, lw=1)
+            ax.plot(x, reference.eval_nll.numpy(), color="#BBBBBB", lw=3, label="default run")
+            ax.plot(x, history.eval_nll.numpy(), color=LINE_COLOR, lw=1.5, label="this setting")
+            value = _setting_value(name, settings_row[c])
+            verdict = "PASS" if result.passed else "FAIL"
+            ax.set_title(f"{name} = {value}\n{verdict} · NLL {format_nll(result.final_nll)} · "
+                         f"acc {100 * result.final_accuracy:.0f}%", fontsize=9,
+                         color=PASS_COLOR if result.passed else FAIL_COLOR)
+            ax.set_ylim(1e-3, 3)
+            ax.grid(alpha=0.3)
+            if c == 0:
+                ax.set_ylabel("eval NLL")
+            if r == len(rows) - 1:
+                ax.set_xlabel("update")
+    axes[0, 0].legend(fontsize=8, loc="lower left", frameon=False)
+    fig.suptitle("One slider at a time, the others at their defaults "
+                 "(seed 163, lr 0.08, selection 0.15, 80/10/10)", fontsize=10)
+    return fig
+
+
+def _setting_value(name: str, settings: Settings) -> str:
+    if name == "selection rate":
+        return f"{settings.selection_rate:g}"
+    if name == "learning rate":
+        return f"{settings.lr:g}"
+    return mix_label(settings.shares)
+
+
+# ----- the slider panel ---------------------------------------------------------------------
+
+
+class SliderPanel:
+    """Sliders for the experiment; every change re-runs the 100 updates and redraws in place."""
+
+    def __init__(self, make_mlm_inputs: Callable, masked_lm_loss: Callable,
+                 settings: Settings | None = None) -> None:
+        import ipywidgets as widgets
+
+        self.functions = (make_mlm_inputs, masked_lm_loss)
+        self.defaults = settings or Settings()
+        d = self.defaults
+        common = dict(continuous_update=False, style={"description_width": "110px"},
+                      layout=widgets.Layout(width="360px"))
+        self.rate = widgets.FloatSlider(d.selection_rate, min=0.01, max=1.0, step=0.01,
+                                        description="selection rate", **common)
+        self.mask = widgets.FloatSlider(d.shares[0], min=0, max=1, step=0.05,
+                                        description="[MASK] share", **common)
+        self.random = widgets.FloatSlider(d.shares[1], min=0, max=1, step=0.05,
+                                          description="random share", **common)
+        self.keep = widgets.FloatSlider(d.shares[2], min=0, max=1, step=0.05,
+                                        description="keep share", **common)
+        self.seed = widgets.IntSlider(d.seed, min=0, max=999, description="seed", **common)
+        self.lr = widgets.FloatLogSlider(d.lr, base=10, min=-3, max=0.5, step=0.05,
+                                         readout_format=".3g", description="lr", **common)
+        self.step = widgets.IntSlider(1, min=1, max=d.n_steps, description="inspect update",
+                                      **common)
+        self.reset = widgets.Button(description="reset to the protocol", icon="undo")
+        self.mix = widgets.HTML()
+        self.badge = widgets.HTML()
+        self.out = widgets.Output()  # errors and messages land here, in front of the student
+        # Not a pyplot figure: the inline backend never shows, duplicates or closes it.
+        self.fig = Figure(figsize=DASHBOARD_SIZE, dpi=DASHBOARD_DPI)
+        self.dashboard = Dashboard(self.fig, blit=True)
+        self.image = widgets.Image(format="jpeg", layout=widgets.Layout(max_width="100%"))
+        self.history: History | None = None
+        self._error_shown = False
+        self.runs = [self.rate, self.mask, self.random, self.keep, self.seed, self.lr]
+        for slider in self.runs:
+            slider.observe(self._on_change, names="value")
+        self.step.observe(self._on_step, names="value")
+        self.reset.on_click(self._on_reset)
+        left = widgets.VBox([self.rate, self.seed, self.lr, self.step, self.reset])
+        right = widgets.VBox([self.mask, self.random, self.keep, self.mix])
+        self.widget = widgets.VBox([widgets.HBox([left, right]), self.badge, self.out, self.image])
+        self._guarded(self.update)
+
+    def settings(self) -> Settings:
+        shares = (self.mask.value, self.random.value, self.keep.value)
+        return replace(self.defaults, seed=int(self.seed.value), lr=float(self.lr.value),
+                       selection_rate=float(self.rate.value), shares=shares)
+
+    def update(self) -> None:
+        """Re-run the experiment with the sliders' values and redraw (what one change costs)."""
+        settings = self.settings()
+        self.mix.value = self._mix_html(settings.shares)
+        self.history = run_experiment(*self.functions, settings)
+        self.redraw()
+
+    def redraw(self) -> None:
+        assert self.history is not None
+        self.dashboard.update(self.history, self.step.value)
+        self.image.value = self.dashboard.render()
+        self.badge.value = badge_html(acceptance(self.history), self.history.settings)
+
+    def _guarded(self, action: Callable[[], None]) -> None:
+        """Run one update; an exception is shown inside the panel instead of being lost."""
+        if self._error_shown:  # clear only what we wrote: the panel never flickers otherwise
+            self.out.clear_output()
+            self._error_shown = False
+        with self.out:
+            try:
+                action()
+            except Exception:
+                self._error_shown = True
+                raise  # the Output widget shows the traceback and swallows it
+
+    def _on_change(self, _change: object) -> None:
+        self._guarded(self.update)
+
+    def _on_step(self, _change: object) -> None:
+        self._guarded(self.redraw if self.history is not None else self.update)
+
+    def _on_reset(self, _button: object) -> None:
+        d = self.defaults
+        with self.out:
+            for slider in self.runs:
+                slider.unobserve(self._on_change, names="value")
+            try:
+                self.rate.value, self.seed.value, self.lr.value = d.selection_rate, d.seed, d.lr
+                self.mask.value, self.random.value, self.keep.value = d.shares
+            finally:
+                for slider in self.runs:
+                    slider.observe(self._on_change, names="value")
+        self._guarded(self.update)
+
+    @staticmethod
+    def _mix_html(shares: Sequence[float]) -> str:
+        try:
+            label = mix_label(shares)
+        except ValueError:
+            return "<span style='color:#C62828'>set at least one share above 0</span>"
+        note = "" if abs(sum(shares) - 1) < 1e-9 else " (the three shares, scaled to sum to 1)"
+        return f"mix used: <b>{label}</b>{note}"
+
+
+def show_sliders(make_mlm_inputs: Callable, masked_lm_loss: Callable) -> SliderPanel | None:
+    """Display the slider panel; under nbgrader print one line instead (grading never waits)."""
+    if os.environ.get("NBGRADER_EXECUTION"):
+        print(NBGRADER_NOTE)
+        return None
+    from IPython.display import display
+
+    panel = SliderPanel(make_mlm_inputs, masked_lm_loss)
+    display(panel.widget)
+    return panel
+
+
+def bench_slider_update(n: int = 30, source_dir: str | Path | None = None) -> dict[str, float]:
+    """Median time of one slider update (100 updates + redraw), with the reference functions.
+
+    The functions are loaded from the instructor notebooks in ``source/bert_mlm`` by the same
+    loader the students' notebook uses. Each timed update changes the learning rate slider, so
+    the timing goes through the real observer, the run, the artists and the encoded image.
+    ``cpu_median_ms`` (process time) is the same median, less what other processes took.
+    """
+    from .loader import load_student_functions
+
+    if source_dir is None:
+        source_dir = Path(__file__).resolve().parents[1] / "source" / "bert_mlm"
+    functions = load_student_functions(source_dir)
+    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    panel = SliderPanel(*functions)
+    wall, cpu, run_only = [], [], []
+    learning_rates = (0.08, 0.1)
+    for i in range(n + 2):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        panel.lr.value = learning_rates[i % 2]  # fires the observer: run + redraw
+        total, total_cpu = time.perf_counter() - start, time.process_time() - start_cpu
+        start = time.perf_counter()
+        run_experiment(*functions, panel.settings())
+        run = time.perf_counter() - start
+        if i >= 2:  # the first updates warm caches (fonts, glyphs)
+            wall.append(total)
+            cpu.append(total_cpu)
+            run_only.append(run)
+    return {
+        "median_ms": 1000 * statistics.median(wall),
+        "min_ms": 1000 * min(wall),
+        "cpu_median_ms": 1000 * statistics.median(cpu),
+        "run_only_median_ms": 1000 * statistics.median(run_only),
+        "n": float(n),
+        "image_kib": len(panel.image.value) / 1024,
+        "load_average_1min": os.getloadavg()[0],
+    }
+
+
+__all__ = [
+    "Dashboard",
+    "SliderPanel",
+    "badge_html",
+    "bench_slider_update",
+    "plot_dashboard",
+    "plot_draws",
+    "plot_eval",
+    "plot_small_multiples",
+    "plot_tables",
+    "plot_train_loss",
+    "render_png",
+    "show_sliders",
+]

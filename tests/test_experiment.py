@@ -1,0 +1,82 @@
+"""The experiment's machinery: the protocol, the share mapping, the optimizer, the loader."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from conftest import ROOT
+
+from mlmcourse import experiment
+from mlmcourse.loader import NotebookNotReady, from_notebook, load_functions
+
+SOURCE = ROOT / "source" / "bert_mlm"
+
+
+@pytest.fixture(scope="module")
+def reference():
+    make = load_functions(SOURCE / "01_corruption.ipynb", ["make_mlm_inputs"])["make_mlm_inputs"]
+    loss = load_functions(SOURCE / "03_empty_mask_and_gradient.ipynb", ["masked_lm_loss"])
+    return make, loss["masked_lm_loss"]
+
+
+def test_the_data_follows_the_rule():
+    tokens = experiment.make_tokens()
+    assert tokens.shape == (64, 3)
+    left, center, right = tokens.unbind(dim=1)
+    assert torch.equal(center, (2 * left + right) % 4)
+    pairs = {(int(a), int(b)) for a, b in zip(left, right)}
+    assert len(pairs) == 16
+
+
+def test_default_shares_leave_the_draws_untouched():
+    u = torch.rand(1000, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    assert experiment.shape_draws(u, (0.8, 0.1, 0.1)) is u
+
+
+@pytest.mark.parametrize("shares", [(1.0, 0.0, 0.0), (0.5, 0.3, 0.2), (0.0, 0.2, 0.8)])
+def test_shaped_draws_give_the_requested_branch_shares(shares):
+    u = torch.rand(200_000, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    draws = experiment.shape_draws(u, shares)
+    assert bool(((draws >= 0) & (draws < 1)).all())
+    got = ((draws < 0.8).double().mean(), ((draws >= 0.8) & (draws < 0.9)).double().mean(),
+           (draws >= 0.9).double().mean())
+    for want, have in zip(shares, got):
+        assert abs(float(have) - want) < 0.005
+
+
+def test_written_out_adam_matches_torch_adam():
+    g = torch.Generator().manual_seed(3)
+    mine = torch.zeros(16, 4, dtype=torch.float64)
+    theirs = mine.clone().requires_grad_()
+    ours, reference = experiment.Adam([mine], lr=0.08), torch.optim.Adam([theirs], lr=0.08)
+    for _ in range(50):
+        grad = torch.randn(16, 4, dtype=torch.float64, generator=g)
+        ours.step([grad])
+        theirs.grad = grad.clone()
+        reference.step()
+    assert torch.equal(mine, theirs.detach())
+
+
+def test_the_reference_run_meets_the_acceptance_bar(reference):
+    history = experiment.run_experiment(*reference)
+    assert history.initial_nll == pytest.approx(math.log(4))
+    assert history.final_nll < 0.1 and history.final_nll < 0.1 * math.log(4)
+    assert history.final_accuracy >= 0.95
+
+
+def test_same_seed_same_curve_bit_for_bit(reference):
+    first = experiment.run_experiment(*reference, seed=7)
+    torch.manual_seed(12345)  # the global generator must not matter
+    second = experiment.run_experiment(*reference, seed=7)
+    assert torch.equal(first.train_loss, second.train_loss)
+    assert torch.equal(first.tables, second.tables)
+
+
+def test_loader_says_which_notebook_to_finish(tmp_path):
+    with pytest.raises(NotebookNotReady, match="01_corruption"):
+        from_notebook(tmp_path, "01_corruption.ipynb", ["make_mlm_inputs"])
+    blank = ROOT / "release" / "bert_mlm"
+    with pytest.raises(NotebookNotReady, match="NotImplementedError"):
+        from_notebook(blank, "01_corruption.ipynb", ["make_mlm_inputs"])
