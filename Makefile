@@ -2,10 +2,11 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
-READY  := $(VENV)/.installed
+READY  := $(VENV)/.installed-course
+READY_DEV := $(VENV)/.installed-dev
 NB     ?=
 
-.PHONY: lab test build grade check bench lint normalize clean help
+.PHONY: lab test build grade check site bench lint normalize clean help
 
 help:
 	@echo "make lab     start JupyterLab on the course (creates .venv when missing)"
@@ -13,11 +14,18 @@ help:
 	@echo "make build   regenerate release/, notebooks/, submitted/ samples, autograded/, feedback/"
 	@echo "make grade   autograde submitted/, write feedback/ and grades.csv, print the scores"
 	@echo "make check NB=path/to/notebook.ipynb   run the hidden tests on your own notebook"
+	@echo "make site    the reading edition as HTML pages in build/site/ (open index.html)"
 	@echo "make bench   measure the numbers the README reports"
 
 # The environment: pinned versions, torch 2.13.0 (CPU build), the course package editable.
-$(READY): requirements/constraints.txt requirements/course.txt requirements/dev.txt pyproject.toml
+# `make lab` needs the course; `make test` adds the test tools and the optional extras.
+$(READY): requirements/constraints.txt requirements/course.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+	    -c requirements/constraints.txt -r requirements/course.txt -e .
+	@touch $@
+
+$(READY_DEV): $(READY) $(wildcard requirements/*.txt)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
 	    -c requirements/constraints.txt -r requirements/dev.txt -e .
 	@touch $@
@@ -25,24 +33,27 @@ $(READY): requirements/constraints.txt requirements/course.txt requirements/dev.
 lab: $(READY)
 	$(BIN)/python -m mlmcourse lab
 
-test: $(READY)
+test: $(READY_DEV)
 	$(BIN)/python -m ruff check mlmcourse tests samples
 	$(BIN)/python -m pytest
 
-build: $(READY)
+build: $(READY_DEV)
 	$(BIN)/python -m mlmcourse build
 
-grade: $(READY)
+grade: $(READY_DEV)
 	$(BIN)/python -m mlmcourse grade
 
 check: $(READY)
 	@test -n "$(NB)" || { echo "usage: make check NB=path/to/notebook.ipynb"; exit 2; }
 	$(BIN)/python -m mlmcourse check "$(NB)"
 
-bench: $(READY)
+site: $(READY_DEV)
+	$(BIN)/python -m mlmcourse site
+
+bench: $(READY_DEV)
 	$(BIN)/python -m mlmcourse bench
 
-lint: $(READY)
+lint: $(READY_DEV)
 	$(BIN)/python -m ruff check mlmcourse tests samples
 
 normalize: $(READY)

@@ -20,5 +20,11 @@ c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 c.Execute.execute_retries = 0
 
+# Validate must report the visible checks: they are read-only cells, not graded ones (the graded
+# cells of the release hold only a docstring, so validating those alone would always succeed).
+c.Validator.validate_all = True
+
 # Students use the Validate button and the course's own commands; there is no exchange server.
+# Its folder lives in the (git-ignored) build/ so the formgrader does not warn about a system path.
 c.Exchange.assignment_dir = "."
+c.Exchange.root = os.path.join(c.CourseDirectory.root, "build", "exchange")

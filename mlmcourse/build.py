@@ -103,18 +103,40 @@ def merge_streams(cell: nbformat.NotebookNode) -> None:
         cell.outputs = merged
 
 
-_WIDGET_ID = re.compile(r'"model_id": "([0-9a-f]{32})"|"([0-9a-f]{32})": \{\n\s+"model_module"')
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+_MODEL_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
+_MODEL_ID = re.compile(r'"model_id": "([0-9a-f]{32})"')
+
+
+def widget_id_order(nb: dict) -> list[str]:
+    """Widget model ids in an order that does not depend on their random values.
+
+    Start from the widgets the outputs display (in cell order), then follow the references
+    between models breadth-first; models nobody refers to come last, ordered by content.
+    """
+    state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    outputs = json.dumps([cell.get("outputs", []) for cell in nb["cells"]], sort_keys=True)
+    order, queue = [], [i for i in _MODEL_ID.findall(outputs) if i in state]
+    while queue:
+        model = queue.pop(0)
+        if model in order:
+            continue
+        order.append(model)
+        queue += [ref for ref in _MODEL_REF.findall(json.dumps(state[model], sort_keys=True))
+                  if ref in state]
+    def content(model: str) -> str:
+        return re.sub(r"[0-9a-f]{32}", "", json.dumps(state[model], sort_keys=True))
+
+    return order + sorted((m for m in state if m not in order), key=content)
 
 
 def stabilize_widget_ids(text: str) -> str:
     """Widget model ids are random uuids; number them in order so a rebuild is byte-identical."""
-    ids: dict[str, str] = {}
-    for match in _WIDGET_ID.finditer(text):
-        found = match.group(1) or match.group(2)
-        ids.setdefault(found, f"{len(ids) + 1:032x}")
-    for old, new in ids.items():
-        text = text.replace(old, new)
-    return text
+    ids = {old: f"{index + 1:032x}" for index, old in enumerate(widget_id_order(json.loads(text)))}
+    if not ids:
+        return text
+    pattern = re.compile("|".join(re.escape(old) for old in ids))
+    return pattern.sub(lambda match: ids[match.group(0)], text)
 
 
 def build_graded(root: Path) -> list[str]:

@@ -1,4 +1,4 @@
-"""The command line: `python -m mlmcourse {build,grade,check,lab,normalize,bench}`."""
+"""The command line: `python -m mlmcourse {build,grade,check,lab,normalize,site,bench}`."""
 
 from __future__ import annotations
 
@@ -31,16 +31,24 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from .grading import autograde, read_scores, score_table, write_csv
+    from .grading import GradingError, autograde, read_scores, score_table, write_csv
 
     root = find_root()
     started = time.perf_counter()
-    autograde(root, args.student or None)
-    scores = read_scores(root)
+    failed = None
+    try:
+        autograde(root, args.student or None, workers=args.workers, scheduler=args.scheduler,
+                  db_url=args.db_url)
+    except GradingError as err:
+        failed = err
+    scores = read_scores(root, args.db_url)
     print(score_table(scores))
     write_csv(scores, root / "grades.csv")
     elapsed = time.perf_counter() - started
     print(f"\nwrote grades.csv and feedback/ ({elapsed:.1f} s)")
+    if failed:
+        print(f"\ngrade: {failed}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -74,6 +82,12 @@ def cmd_lab(args: argparse.Namespace) -> int:
     return lab.main(find_root(), args.port, not args.no_browser, args.dry_run)
 
 
+def cmd_site(args: argparse.Namespace) -> int:
+    from . import site
+
+    return site.main(args.out)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import benchmarks
 
@@ -91,6 +105,13 @@ def parser() -> argparse.ArgumentParser:
 
     grade = sub.add_parser("grade", help="autograde submitted/, write feedback and grades.csv")
     grade.add_argument("--student", action="append", help="only this student (repeatable)")
+    grade.add_argument("--workers", type=int, default=None,
+                       help="grading processes on this machine (default: one per core)")
+    grade.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="a Dask scheduler to grade on, e.g. tcp://10.0.0.5:8786")
+    grade.add_argument("--db-url", default=None, metavar="URL",
+                       help="the gradebook (default: nbgrader_config.py's db_url, gradebook.db), "
+                            "e.g. postgresql://grader@dbhost/bert_mlm")
     grade.set_defaults(run=cmd_grade)
 
     check = sub.add_parser("check", help="run the hidden tests on your own notebook (offline)")
@@ -106,6 +127,10 @@ def parser() -> argparse.ArgumentParser:
     lab.add_argument("--no-browser", action="store_true")
     lab.add_argument("--dry-run", action="store_true", help="print the command, start nothing")
     lab.set_defaults(run=cmd_lab)
+
+    site = sub.add_parser("site", help="the reading edition as HTML pages in build/site/")
+    site.add_argument("--out", default=None, help="another folder for the pages")
+    site.set_defaults(run=cmd_site)
 
     bench = sub.add_parser("bench", help="measure the numbers the README reports")
     bench.add_argument("what", nargs="*", help="which benchmarks (default: all)")

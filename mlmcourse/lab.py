@@ -38,6 +38,8 @@ def lab_command(root: Path, port: int | None = None, open_browser: bool = True) 
         command.append(f"--port={port}")
     if not open_browser:
         command.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--ServerApp.allow_root=True")  # containers and CI run as root
     return command
 
 
