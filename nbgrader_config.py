@@ -20,6 +20,14 @@ c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 c.Execute.execute_retries = 0
 
+# Feedback for students: failed checks and their messages first, no hidden test source, no
+# tracebacks (also when a TA runs `nbgrader generate_feedback` by hand after manual grading).
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "mlmcourse.feedback.ReadableFeedback",
+]
+c.GenerateFeedback.exporter_class = "mlmcourse.feedback.FeedbackExporter"
+
 # Validate must report the visible checks: they are read-only cells, not graded ones (the graded
 # cells of the release hold only a docstring, so validating those alone would always succeed).
 c.Validator.validate_all = True

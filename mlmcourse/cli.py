@@ -108,7 +108,7 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--workers", type=int, default=None,
                        help="grading processes on this machine (default: one per core)")
     grade.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                       help="a Dask scheduler to grade on, e.g. tcp://10.0.0.5:8786")
+                       help="a Dask scheduler to grade on, e.g. tcp://scheduler-host:8786")
     grade.add_argument("--db-url", default=None, metavar="URL",
                        help="the gradebook (default: nbgrader_config.py's db_url, gradebook.db), "
                             "e.g. postgresql://grader@dbhost/bert_mlm")

@@ -1,4 +1,11 @@
-"""The TA's grading run: autograde every submission, write feedback, report the scores."""
+"""The TA's grading run: autograde every submission, write feedback, report the scores.
+
+`autograde` grades a class through `mlmcourse.parallel` (the grading engine on a Dask cluster,
+one coordinator that writes the gradebook and `autograded/`), then writes readable feedback with
+nbgrader's own `generate_feedback` (`mlmcourse.feedback`). The gradebook is nbgrader's: SQLite
+by default (`gradebook.db`), or any database nbgrader's `db_url` names (PostgreSQL for many
+graders), taken from `--db-url` or `c.CourseDirectory.db_url` in nbgrader_config.py.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +16,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import nbclean
 from .course import ASSIGNMENT, notebook_names
+
+DEFAULT_DB_URL = "sqlite:///gradebook.db"
 
 
 @dataclass(frozen=True)
@@ -19,6 +27,18 @@ class Score:
     notebook: str
     score: float
     max_score: float
+
+
+class GradingError(RuntimeError):
+    """Some submissions could not be graded (the grader failed, not the student)."""
+
+    def __init__(self, failed: dict[str, str]):
+        self.failed = dict(failed)
+        lines = [f"  {student}: {why}" for student, why in sorted(self.failed.items())]
+        super().__init__(
+            f"{len(self.failed)} submission(s) could not be graded; their earlier grades, if any, "
+            "are left as they were (run the grading again):\n" + "\n".join(lines)
+        )
 
 
 def run_nbgrader(root: Path, *args: str, quiet: bool = True) -> None:
@@ -40,32 +60,147 @@ def tool_env() -> dict[str, str]:
     return env
 
 
+def tools_on_path() -> None:
+    """nbgrader runs `alembic`, a console script beside this interpreter, when it creates a
+    gradebook: let this process find it too (as `tool_env` does for subprocesses)."""
+    bindir = str(Path(sys.executable).parent)
+    path = os.environ.get("PATH", "")
+    if bindir not in path.split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([bindir, path]) if path else bindir
+
+
 def submitted_students(root: Path) -> list[str]:
     folder = root / "submitted"
+    if not folder.is_dir():
+        return []
     return sorted(p.name for p in folder.iterdir() if (p / ASSIGNMENT).is_dir())
 
 
-def autograde(root: Path, students: list[str] | None = None) -> None:
-    """Autograde and generate feedback for the given students (default: every submission)."""
-    for selection in ([f"--student={s}" for s in students] if students else [""]):
-        args = [selection] if selection else []
-        run_nbgrader(root, "autograde", ASSIGNMENT, "--force", "--create", *args)
-        run_nbgrader(root, "generate_feedback", ASSIGNMENT, "--force", *args)
-    for student in students or submitted_students(root):
-        for path in sorted((root / "autograded" / student / ASSIGNMENT).glob("*.ipynb")):
-            nb = nbclean.read(path)
-            for cell in nb.cells:
-                nbclean.strip_execution_metadata(cell)
-            nbclean.write(nb, path)
+# ---- the course's nbgrader configuration --------------------------------------------------------
 
 
-def read_scores(root: Path) -> list[Score]:
+def course_config(root: Path):
+    """nbgrader_config.py of the course, loaded the way nbgrader loads it (a traitlets Config)."""
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    path = Path(root) / "nbgrader_config.py"
+    if not path.is_file():
+        return Config()
+    return PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
+
+
+def gradebook_url(root: Path, db_url: str | None = None) -> str:
+    """The gradebook's database URL: `db_url`, else nbgrader_config.py's, else SQLite in root.
+
+    A relative SQLite path is relative to the course root (as when nbgrader runs there)."""
+    url = db_url or course_config(root).CourseDirectory.get("db_url") or DEFAULT_DB_URL
+    prefix = "sqlite:///"
+    if url.startswith(prefix) and url != "sqlite://" and not url[len(prefix):].startswith("/"):
+        url = prefix + str((Path(root) / url[len(prefix):]).resolve())
+    return url
+
+
+def course_id(root: Path) -> str:
+    return course_config(root).CourseDirectory.get("course_id") or "default_course"
+
+
+def nbgrader_converter(cls, root: Path, db_url: str, settings: dict | None = None):
+    """An nbgrader converter (GenerateAssignment, GenerateFeedback...) for this course, in-process:
+    the course's config, the given database, and `settings` ({"Class.trait": value}) on top."""
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+
+    tools_on_path()
+    config = course_config(root)
+    overrides = Config()
+    overrides.CourseDirectory.root = str(root)
+    overrides.CourseDirectory.db_url = db_url
+    for key, value in (settings or {}).items():
+        section, trait = key.split(".")
+        overrides[section][trait] = value
+    config.merge(overrides)
+    coursedir = CourseDirectory(config=config)
+    return cls(coursedir=coursedir, config=config)
+
+
+def run_converter(converter, what: str) -> None:
+    """Start an in-process nbgrader converter; raise with nbgrader's own log when it fails."""
+    from nbgrader.utils import capture_log
+
+    outcome = capture_log(converter)
+    if not outcome.get("success"):
+        log = outcome.get("log", "") + outcome.get("error", "")
+        raise RuntimeError(f"nbgrader {what} failed:\n{log[-6000:]}")
+
+
+# ---- grading, feedback, scores ------------------------------------------------------------------
+
+
+def autograde(
+    root: Path,
+    students: list[str] | None = None,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    db_url: str | None = None,
+    progress: bool | None = None,
+) -> None:
+    """Autograde and generate feedback for the given students (default: every submission).
+
+    Grades go to the gradebook, notebooks to autograded/<student>/, feedback to
+    feedback/<student>/. Raises `GradingError` after everything else is written when some
+    submissions could not be graded at all (the grader failed, not the student)."""
+    from .parallel import grade_class
+
+    root = Path(root).resolve()
+    chosen = list(students) if students else submitted_students(root)
+    url = gradebook_url(root, db_url)
+    outcome = grade_class(
+        root, chosen, workers=workers, scheduler=scheduler, db_url=url, progress=progress
+    )
+    graded = [student for student in chosen if student not in outcome.failed]
+    if graded:
+        generate_feedback(root, graded, url)
+    if outcome.failed:
+        raise GradingError(outcome.failed)
+
+
+def generate_feedback(root: Path, students: list[str], db_url: str | None = None) -> None:
+    """nbgrader generate_feedback, once, for these students: readable feedback (see feedback.py)."""
+    from nbgrader.converters import GenerateFeedback
+
+    from .feedback import FEEDBACK_PREPROCESSORS, FeedbackExporter
+
+    root = Path(root).resolve()
+    folder = root / "autograded"
+    present = {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
+    with_notebooks = {p.parent.parent.name for p in folder.glob(f"*/{ASSIGNMENT}/*.ipynb")}
+    wanted = sorted(set(students) & with_notebooks)
+    if not wanted:
+        return
+    settings = {
+        "GenerateFeedback.preprocessors": list(FEEDBACK_PREPROCESSORS),
+        "GenerateFeedback.exporter_class": FeedbackExporter,
+        "GenerateFeedback.force": True,
+        "CourseDirectory.assignment_id": ASSIGNMENT,
+    }
+    if len(wanted) == 1:
+        settings["CourseDirectory.student_id"] = wanted[0]
+    else:
+        settings["CourseDirectory.student_id_exclude"] = ",".join(sorted(present - set(wanted)))
+    converter = nbgrader_converter(GenerateFeedback, root, gradebook_url(root, db_url), settings)
+    run_converter(converter, "generate_feedback")
+
+
+def read_scores(root: Path, db_url: str | None = None) -> list[Score]:
     """Scores of every autograded notebook, from the gradebook."""
     from nbgrader.api import Gradebook, MissingEntry
 
+    tools_on_path()
     names = notebook_names(root)
     scores = []
-    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+    with Gradebook(gradebook_url(root, db_url), course_id(root)) as gradebook:
         for student in submitted_students(root):
             for name in names:
                 try:

@@ -3,7 +3,7 @@
 Only two kinds of cells are executed, in notebook order, into a fresh namespace: the cell whose
 nbgrader ``grade_id`` is ``setup`` (the imports) and the answer cells (``solution: true``). Demo
 cells, checks and tests are never run. This works on the instructor source (the
-``### BEGIN SOLUTION`` / ``### END SOLUTION`` marker lines are dropped), on a student's copy of
+nbgrader's solution marker lines are dropped), on a student's copy of
 the release, and under nbgrader autograde (the kernel then runs next to the student's notebooks).
 
 When a notebook is missing, does not define a name, or a function still raises

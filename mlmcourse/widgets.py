@@ -464,7 +464,9 @@ class SliderPanel:
                                          readout_format=".3g", description="lr", **common)
         self.step = widgets.IntSlider(1, min=1, max=d.n_steps, description="inspect update",
                                       **common)
-        self.reset = widgets.Button(description="reset to the protocol", icon="undo")
+        self.reset = widgets.Button(
+            description="reset to the protocol", icon="undo", layout=widgets.Layout(width="auto")
+        )
         self.mix = widgets.HTML()
         self.badge = widgets.HTML()
         self.out = widgets.Output()  # errors and messages land here, in front of the student

@@ -1,0 +1,58 @@
+"""`python -m mlmcourse bench [NAME ...]` (`make bench`): the numbers the README reports.
+
+A thin dispatcher: each benchmark is a function with no arguments that prints a markdown table
+and returns an exit status; it lives next to the code it measures and is imported only when it
+runs. With no names, every benchmark runs in the order below.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+
+def _grading() -> int:
+    """A class of 40 graded by plain sequential nbgrader and by `make grade` (a few minutes)."""
+    from .parallel import benchmark_main
+
+    return benchmark_main()
+
+
+def _loss() -> int:
+    """masked_lm_loss (notebook 3's reference) against F.cross_entropy at BERT-base shape."""
+    from .bench import main as loss_main
+
+    return loss_main([])
+
+
+def _slider() -> int:
+    """One slider update of notebook 4 (100 Adam steps + redraw), median over 30 moves."""
+    from .widgets import bench_slider_update
+
+    result = bench_slider_update()
+    print("| measurement | value |\n|---|---:|")
+    for key, value in result.items():
+        print(f"| {key} | {value:.1f} |" if isinstance(value, float) else f"| {key} | {value} |")
+    return 0
+
+
+BENCHMARKS: dict[str, Callable[[], int]] = {
+    "loss": _loss,
+    "slider": _slider,
+    "grading": _grading,
+}
+
+
+def main(what: list[str] | None = None) -> int:
+    names = list(what or BENCHMARKS)
+    unknown = [name for name in names if name not in BENCHMARKS]
+    if unknown:
+        print(f"bench: unknown benchmark(s) {unknown}; choose from {sorted(BENCHMARKS)}",
+              file=sys.stderr)
+        return 2
+    status = 0
+    for name in names:
+        print(f"## {name}\n", flush=True)
+        status = max(status, BENCHMARKS[name]() or 0)
+        print(flush=True)
+    return status

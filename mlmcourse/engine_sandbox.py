@@ -1,0 +1,870 @@
+"""Processes for the grading engine: a fork server ("zygote"), sandboxed workers, trusted kernels.
+
+Importing torch costs seconds, and every graded notebook needs two processes (a trusted Jupyter
+kernel that runs the tests, and a worker that runs the student's code), so both are forked from
+one zygote that imported torch, IPython and ipykernel once. The zygote is started by the engine
+(one per grading process), listens on a Unix socket in a private 0700 folder, and forks:
+
+- a *trusted kernel* for a kernel stub (``python -m mlmcourse.engine_sandbox kernel -f FILE``,
+  the argv of the engine's kernel spec): an ipykernel with resource limits, in the scratch copy
+  of the submission. It runs only course code: the hidden tests and the locked cells.
+- a *worker* for a trusted kernel that asks for one: a process that runs only the student's
+  code. Where the platform allows, the worker enters new mount, PID, network, IPC and UTS
+  namespaces (a user namespace too when not root), sees a read-only root made of the system
+  folders, the Python installation, the virtual environment and the ``mlmcourse`` package, plus
+  small writable tmpfs folders -- never the course directory, the gradebook, ``source/``, other
+  students or the network -- and drops to the ``nobody`` user (root) or to no capabilities (user
+  namespace). Where namespaces are refused (a container without the rights, a kernel without
+  user namespaces) it is a plain forked process with the same resource limits: the documented
+  fallback, logged once. ``MLMCOURSE_SANDBOX=none`` forces the fallback, ``namespaces`` refuses
+  to run without the sandbox.
+
+Resource limits of a worker: RLIMIT_DATA (the memory its code may allocate beyond what it
+inherited), RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0 and, as ``nobody``,
+RLIMIT_NPROC. Wall-clock limits are enforced by the caller, which asks the zygote to kill.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import platform
+import resource
+import selectors
+import shutil
+import signal
+import socket
+import struct
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+# ---------------------------------------------------------------------------------------------
+# Framing: [u32 header length][u64 blob length][JSON header][blob] over a stream socket.
+
+_FRAME = struct.Struct("!IQ")
+MAX_HEADER = 16 * 1024 * 1024
+
+
+class ChannelClosed(EOFError):
+    """The other end of a socket went away."""
+
+
+def send_msg(sock: socket.socket, header: dict, blob: bytes = b"", fds: list[int] = ()) -> None:
+    head = json.dumps(header).encode()
+    data = _FRAME.pack(len(head), len(blob)) + head
+    if fds:
+        socket.send_fds(sock, [data], list(fds))
+    else:
+        sock.sendall(data)
+    if blob:
+        sock.sendall(blob)
+
+
+def _recv_exact(sock: socket.socket, size: int, deadline: float | None) -> bytearray:
+    """Exactly `size` bytes (the socket's timeout is set by the caller)."""
+    buffer = bytearray(size)
+    view, got = memoryview(buffer), 0
+    while got < size:
+        if deadline is not None and time.monotonic() >= deadline:
+            raise TimeoutError
+        try:
+            count = sock.recv_into(view[got:], min(size - got, 1 << 22))
+        except TimeoutError:
+            raise
+        except OSError as err:
+            raise ChannelClosed(str(err)) from None
+        if not count:
+            raise ChannelClosed("connection closed")
+        got += count
+    return buffer
+
+
+def recv_msg(
+    sock: socket.socket, deadline: float | None = None, max_blob: int = 1 << 40, with_fds: int = 0
+) -> tuple[dict, bytearray, list[int]]:
+    """One message; TimeoutError past `deadline` (time.monotonic), ChannelClosed at EOF."""
+    fds: list[int] = []
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(left)
+    try:
+        if with_fds:
+            try:
+                first, fds, _flags, _addr = socket.recv_fds(sock, _FRAME.size, with_fds)
+            except TimeoutError:
+                raise
+            except OSError as err:
+                raise ChannelClosed(str(err)) from None
+            if not first:
+                raise ChannelClosed("connection closed")
+            first = first + _recv_exact(sock, _FRAME.size - len(first), deadline)
+        else:
+            first = _recv_exact(sock, _FRAME.size, deadline)
+        head_len, blob_len = _FRAME.unpack(first)
+        if head_len > MAX_HEADER or blob_len > max_blob:
+            raise ChannelClosed(f"message too large ({head_len} + {blob_len} bytes)")
+        body = _recv_exact(sock, head_len + blob_len, deadline)
+    finally:
+        if deadline is not None:
+            sock.settimeout(None)
+    try:
+        header = json.loads(bytes(memoryview(body)[:head_len]))
+    except ValueError:
+        raise ChannelClosed("malformed message") from None
+    if not isinstance(header, dict):
+        raise ChannelClosed("malformed message")
+    blob = body[head_len:] if blob_len else b""
+    return header, blob, fds
+
+
+# ---------------------------------------------------------------------------------------------
+# Resource limits.
+
+GIB = 1 << 30
+
+
+def vm_data_bytes() -> int:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmData:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def apply_rlimits(limits: dict, worker: bool) -> None:
+    """Apply the limits in `limits` (memory_bytes, cpu_seconds) to this process."""
+    def setlimit(which: int, value: int) -> None:
+        try:
+            soft, hard = resource.getrlimit(which)
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            pass
+
+    memory = int(limits.get("memory_bytes") or 0)
+    if memory > 0:
+        # Private writable memory beyond what this fork already holds (torch and friends).
+        setlimit(resource.RLIMIT_DATA, vm_data_bytes() + memory)
+    setlimit(resource.RLIMIT_CORE, 0)
+    if worker:
+        cpu = int(limits.get("cpu_seconds") or 0)
+        if cpu > 0:
+            setlimit(resource.RLIMIT_CPU, cpu)
+        setlimit(resource.RLIMIT_FSIZE, 64 * 1024 * 1024)
+        setlimit(resource.RLIMIT_NOFILE, 256)
+
+
+# ---------------------------------------------------------------------------------------------
+# The sandbox: namespaces, a read-only root, no privileges.
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MNT_DETACH = 2
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 1, 38, 24
+NOBODY = 65534
+SANDBOX_HOME = "/home/student"
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217}.get(platform.machine())
+_CAPSET = {"x86_64": 126, "aarch64": 91, "ppc64le": 184, "s390x": 185}.get(platform.machine())
+
+
+class SandboxError(OSError):
+    pass
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        code = ctypes.get_errno()
+        raise SandboxError(code, f"{what}: {os.strerror(code)}")
+
+
+def _mount(libc, source: str | None, target: str, fstype: str | None, flags: int,
+           data: str | None = None) -> None:
+    def enc(s):
+        return (None if s is None else s.encode())
+    _check(libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+           f"mount {source} on {target}")
+
+
+def readonly_paths() -> list[str]:
+    """Host paths the worker may read: system folders, Python, the venv, the mlmcourse package."""
+    import mlmcourse
+
+    paths = [p for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+                         "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+                         "/etc/localtime", "/etc/alternatives", "/etc/fonts")
+             if os.path.lexists(p)]
+    package = str(Path(mlmcourse.__file__).resolve().parent)
+    for prefix in {sys.base_prefix, sys.prefix, sys.exec_prefix}:
+        paths.append(os.path.realpath(prefix))
+        paths.append(os.path.abspath(prefix))
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry):
+            continue
+        real = os.path.realpath(entry)
+        if os.path.isdir(os.path.join(real, "mlmcourse")) and not real.endswith("site-packages"):
+            continue  # a project root on sys.path: only its package is bound, below
+        if "site-packages" in real or "dist-packages" in real:
+            paths.append(real)
+    paths.append(package)
+    unique: list[str] = []
+    for path in sorted(set(paths), key=len):
+        if not any(path == kept or path.startswith(kept.rstrip("/") + "/") for kept in unique):
+            unique.append(path)
+    return unique
+
+
+def _enter_sandbox(libc, root_dir: str, binds: list[str], as_root: bool, uid: int,
+                   gid: int) -> None:
+    """In a fresh PID namespace (we are its PID 1): build the root, pivot into it, drop rights."""
+    _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
+    _mount(libc, "tmpfs", root_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+    # Writable scratch first, so that a bound path below one of them (a package in /tmp) shows.
+    for folder, options in (("/tmp", "size=64m,mode=1777"), (SANDBOX_HOME, "size=64m,mode=1777"),
+                            ("/dev/shm", "size=16m,mode=1777")):
+        os.makedirs(root_dir + folder, exist_ok=True)
+        _mount(libc, "tmpfs", root_dir + folder, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for path in binds:
+        target = root_dir + path
+        if os.path.islink(path) and os.path.dirname(path) == "/":
+            os.symlink(os.readlink(path), target)
+            continue
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if os.path.isdir(path):
+            os.makedirs(target, exist_ok=True)
+        else:
+            open(target, "a").close()
+        _mount(libc, path, target, None, MS_BIND | MS_REC)
+        _mount(libc, None, target, None,
+               MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    for device in ("null", "zero", "full", "random", "urandom"):
+        target = f"{root_dir}/dev/{device}"
+        open(target, "a").close()
+        _mount(libc, f"/dev/{device}", target, None, MS_BIND)
+    os.makedirs(root_dir + "/proc", exist_ok=True)
+    _mount(libc, "proc", root_dir + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # The root itself becomes read-only once every mount point exists.
+    _mount(libc, None, root_dir, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chdir(root_dir)
+    if _PIVOT_ROOT is not None:
+        _check(libc.syscall(_PIVOT_ROOT, b".", b"."), "pivot_root")
+        _check(libc.umount2(b".", MNT_DETACH), "umount old root")
+    else:
+        os.chroot(".")
+    os.chdir(SANDBOX_HOME)
+    if as_root:
+        os.setgroups([])
+        os.setresgid(NOBODY, NOBODY, NOBODY)
+        os.setresuid(NOBODY, NOBODY, NOBODY)  # from uid 0 to another uid: every capability goes
+    else:
+        for cap in range(64):
+            libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+        if _CAPSET is not None:
+            header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+            data = (ctypes.c_uint32 * 6)()
+            _check(libc.syscall(_CAPSET, header, data), "capset")
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    if as_root and os.geteuid() != NOBODY:
+        raise SandboxError(errno.EPERM, "could not drop to nobody")
+
+
+def sandbox_child(root_dir: str, binds: list[str]) -> int:
+    """Enter the sandbox. Returns 0 in the sandboxed process; in the intermediate process it
+    waits for it and never returns. Raises SandboxError when the platform refuses."""
+    libc = _libc()
+    uid, gid = os.getuid(), os.getgid()
+    as_root = uid == 0
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    if not as_root:
+        flags |= CLONE_NEWUSER
+    _check(libc.unshare(flags), "unshare")
+    if not as_root:
+        Path("/proc/self/setgroups").write_text("deny")
+        Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+        Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+    pid = os.fork()
+    if pid:
+        # The intermediate process stays outside the new PID namespace: the zygote kills it,
+        # and its death kills the sandboxed process (PR_SET_PDEATHSIG) and everything in it.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+                break
+            except ChildProcessError:
+                os._exit(1)
+            except InterruptedError:
+                continue
+        if os.WIFSIGNALED(status):
+            os._exit(128 + os.WTERMSIG(status))
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    # (getppid() is 0 here: the parent lives outside the new PID namespace.)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _enter_sandbox(libc, root_dir, binds, as_root, uid, gid)
+    return 0
+
+
+def readable_by_others(path: str) -> bool:
+    """True when a user without rights can read `path` (every folder above it is o+x)."""
+    path = os.path.realpath(path)
+    try:
+        for folder in [path, *map(str, Path(path).parents)]:
+            if not os.stat(folder).st_mode & 0o001:
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def plain_child_drop(home: str) -> None:
+    """The fallback: no namespaces; a root grader still drops to nobody in a fresh folder (when
+    Python, the venv and the package are readable by nobody)."""
+    import mlmcourse
+
+    needed = (sys.base_prefix, sys.prefix, os.path.dirname(mlmcourse.__file__))
+    if os.getuid() == 0 and all(readable_by_others(p) for p in needed):
+        os.chown(home, NOBODY, NOBODY)
+        os.chdir(home)
+        os.setgroups([])
+        os.setresgid(NOBODY, NOBODY, NOBODY)
+        os.setresuid(NOBODY, NOBODY, NOBODY)
+    else:
+        os.chdir(home)
+    try:
+        _libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+# ---------------------------------------------------------------------------------------------
+# The zygote.
+
+PRELOAD = ("torch", "numpy", "IPython", "ipykernel.kernelapp", "matplotlib", "matplotlib.pyplot",
+           "nbformat", "mlmcourse.engine_remote")
+
+CHILD_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "CUDA_VISIBLE_DEVICES": "",
+    "PYTHONHASHSEED": "0",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+}
+
+
+def zygote_env(extra_path: str | None = None) -> dict[str, str]:
+    """A clean environment for the zygote: no secrets of the grader's shell travel on."""
+    keep = ("PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "PYTHONPATH", "JUPYTER_PATH",
+            "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR",
+            "MLMCOURSE_SANDBOX", "VIRTUAL_ENV", "TERM")
+    env = {key: os.environ[key] for key in keep if key in os.environ}
+    env.update(CHILD_ENV)
+    bindir = os.path.dirname(sys.executable)
+    env["PATH"] = os.pathsep.join([bindir, env.get("PATH", "/usr/bin:/bin")])
+    return env
+
+
+class Zygote:
+    """The fork server, run by ``python -m mlmcourse.engine_sandbox zygote DIR``."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self.path = os.path.join(folder, "zygote.sock")
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(self.path)
+        self.listener.listen(64)
+        self.selector = selectors.DefaultSelector()
+        self.children: dict[int, socket.socket] = {}  # pid -> the connection that owns it
+        self.owned: dict[socket.socket, int] = {}
+        self.sandbox = "none"
+        self.sandbox_reason = ""
+        self.binds: list[str] = []
+        self.counter = 0
+        self.roots: dict[int, str] = {}  # pid -> the empty folder its sandbox root was mounted on
+
+    # The sandbox is probed once, in a throw-away child, before any request is served.
+    def probe_sandbox(self) -> None:
+        wanted = os.environ.get("MLMCOURSE_SANDBOX", "auto")
+        if wanted == "none":
+            self.sandbox_reason = "MLMCOURSE_SANDBOX=none"
+            return
+        self.binds = readonly_paths()
+        reader, writer = os.pipe()
+        root = tempfile.mkdtemp(prefix="root-", dir=self.folder)
+        pid = os.fork()
+        if pid == 0:
+            os.close(reader)
+            try:
+                sandbox_child(root, self.binds)
+                ok = os.path.isdir("/proc/self") and not os.path.exists(self.path)
+                import torch  # noqa: F401  (already loaded: the sandbox must not break it)
+
+                message = "ok" if ok else "the course folder is still visible"
+                try:
+                    socket.create_connection(("127.0.0.1", 9), timeout=1).close()
+                    message = "the network is reachable"
+                except OSError:
+                    pass
+            except BaseException as err:  # noqa: BLE001  (any failure means: no sandbox)
+                message = f"{type(err).__name__}: {err}"
+            os.write(writer, message.encode()[:1000])
+            os._exit(0)
+        os.close(writer)
+        message = b""
+        while chunk := os.read(reader, 1000):
+            message += chunk
+        os.close(reader)
+        os.waitpid(pid, 0)
+        try:
+            os.rmdir(root)
+        except OSError:
+            pass
+        text = message.decode(errors="replace") or "the probe died"
+        if text == "ok":
+            self.sandbox = "namespaces"
+        else:
+            self.sandbox_reason = text
+            if wanted == "namespaces":
+                raise SystemExit(f"MLMCOURSE_SANDBOX=namespaces, but the sandbox fails: {text}")
+
+    def serve(self, watch_fd: int) -> None:
+        rfd, wfd = os.pipe()
+        os.set_blocking(wfd, False)
+        os.set_blocking(rfd, False)
+        signal.set_wakeup_fd(wfd)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.selector.register(self.listener, selectors.EVENT_READ, "accept")
+        self.selector.register(rfd, selectors.EVENT_READ, "sigchld")
+        self.selector.register(watch_fd, selectors.EVENT_READ, "parent")
+        while True:
+            for key, _ in self.selector.select(timeout=5):
+                if key.data == "accept":
+                    conn, _ = self.listener.accept()
+                    self.selector.register(conn, selectors.EVENT_READ, "request")
+                elif key.data == "sigchld":
+                    try:
+                        os.read(rfd, 4096)
+                    except BlockingIOError:
+                        pass
+                elif key.data == "parent":
+                    if not os.read(watch_fd, 4096):
+                        self.shutdown()
+                        return
+                elif key.data == "request":
+                    self.handle(key.fileobj)
+            self.reap()
+
+    def shutdown(self) -> None:
+        for pid in list(self.children):
+            _kill(pid)
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            root = self.roots.pop(pid, None)
+            if root is not None:
+                if self.sandbox == "namespaces":
+                    try:
+                        os.rmdir(root)  # an empty mount point
+                    except OSError:
+                        pass
+                else:
+                    shutil.rmtree(root, ignore_errors=True)
+            conn = self.children.pop(pid, None)
+            if conn is not None:
+                self.owned.pop(conn, None)
+                try:
+                    send_msg(conn, {"exit": status_text(status), "code": _exit_code(status)})
+                except OSError:
+                    pass
+                self.drop(conn)
+
+    def drop(self, conn: socket.socket) -> None:
+        try:
+            self.selector.unregister(conn)
+        except (KeyError, ValueError):
+            pass
+        pid = self.owned.pop(conn, None)
+        if pid is not None:
+            _kill(pid)
+        conn.close()
+
+    def handle(self, conn: socket.socket) -> None:
+        try:
+            header, _blob, _ = recv_msg(conn, deadline=time.monotonic() + 10)
+        except (ChannelClosed, TimeoutError, ValueError):
+            self.drop(conn)
+            return
+        kind = header.get("kind")
+        if kind == "kill":
+            pid = self.owned.get(conn)
+            if pid is not None:
+                _kill(pid)
+            return
+        if conn in self.owned:
+            return
+        if kind == "info":
+            send_msg(conn, {"sandbox": self.sandbox, "reason": self.sandbox_reason,
+                            "pid": os.getpid()})
+            return
+        if kind == "kernel":
+            pid = self.fork_kernel(conn, header)
+        elif kind == "worker":
+            pid = self.fork_worker(conn, header)
+        else:
+            self.drop(conn)
+            return
+        self.children[pid] = conn
+        self.owned[conn] = pid
+
+    def _child_common(self, keep: list[int]) -> None:
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as Python sets it: EPIPE, not death
+        try:
+            self.selector.close()
+        except Exception:  # noqa: BLE001
+            pass
+        self.listener.close()
+        os.closerange(3, 65536) if not keep else _close_all_but(keep)
+
+    def fork_kernel(self, conn: socket.socket, header: dict) -> int:
+        pid = os.fork()
+        if pid:
+            send_msg(conn, {"pid": pid})
+            return pid
+        code = 1
+        try:
+            self._child_common([conn.fileno()])
+            os.setpgid(0, 0)
+            env = {k: str(v) for k, v in header.get("env", {}).items()}
+            env.update(CHILD_ENV)
+            os.environ.clear()
+            os.environ.update(env)
+            os.chdir(header["cwd"])
+            apply_rlimits(header.get("limits", {}), worker=False)
+            _watch_owner(conn)
+            from mlmcourse import engine_remote
+
+            engine_remote.run_trusted_kernel(list(header["argv"]), self.sandbox)
+            code = 0
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else 0
+        except BaseException:  # noqa: BLE001
+            import traceback
+
+            traceback.print_exc()
+        os._exit(code)
+
+    def fork_worker(self, conn: socket.socket, header: dict) -> int:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.counter += 1
+        if self.sandbox == "namespaces":
+            root = os.path.join(self.folder, f"root-{self.counter}")
+            os.makedirs(root, exist_ok=True)
+        else:  # the worker's own folder, outside the zygote's private one
+            root = tempfile.mkdtemp(prefix="mlm-worker-")
+        pid = os.fork()
+        if pid:
+            theirs.close()
+            self.roots[pid] = root
+            send_msg(conn, {"pid": pid, "sandbox": self.sandbox,
+                            "reason": self.sandbox_reason}, fds=[ours.fileno()])
+            ours.close()
+            return pid
+        code = 1
+        try:
+            self._child_common([theirs.fileno()])
+            os.setpgid(0, 0)
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.close(devnull)
+            env = dict(CHILD_ENV)
+            env.update({"HOME": SANDBOX_HOME, "PATH": "/usr/local/bin:/usr/bin:/bin",
+                        "MPLBACKEND": "agg", "MPLCONFIGDIR": "/tmp", "TMPDIR": "/tmp"})
+            os.environ.clear()
+            os.environ.update(env)
+            if self.sandbox == "namespaces":
+                sandbox_child(root, self.binds)
+            else:
+                plain_child_drop(root)
+                os.environ["HOME"] = os.getcwd()
+            apply_rlimits(header.get("limits", {}), worker=True)
+            if os.getuid() == NOBODY:
+                try:
+                    resource.setrlimit(resource.RLIMIT_NPROC, (512, 512))
+                except (ValueError, OSError):
+                    pass
+            from mlmcourse import engine_remote
+
+            engine_remote.worker_main(theirs, self.sandbox)
+            code = 0
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else 0
+        except BaseException:  # noqa: BLE001
+            code = 70
+        os._exit(code)
+
+
+def _kill(pid: int) -> None:
+    """Kill a child and its process group (what a worker without namespaces may have started)."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _close_all_but(keep: list[int]) -> None:
+    keep = sorted(set(keep))
+    low = 3
+    for fd in keep:
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, 65536)
+
+
+def _watch_owner(conn: socket.socket) -> None:
+    """Exit when the process that asked for us (the kernel stub) goes away."""
+
+    def watch() -> None:
+        try:
+            while conn.recv(4096):
+                pass
+        except OSError:
+            pass
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mlm-owner-watch", daemon=True).start()
+
+
+def _exit_code(status: int) -> int:
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.waitstatus_to_exitcode(status)
+
+
+def status_text(status: int) -> str:
+    """'exit code 3' or 'signal SIGKILL', for a wait status."""
+    code = _exit_code(status)
+    if code < 0:
+        return f"signal {signal.Signals(-code).name}"
+    if code > 128 and code - 128 in {s.value for s in signal.Signals}:
+        return f"signal {signal.Signals(code - 128).name}"
+    return f"exit code {code}"
+
+
+def zygote_main(folder: str, watch: int) -> None:
+    import gc
+
+    for name in PRELOAD:
+        __import__(name)
+    # Everything imported so far lives as long as the process: keep the collector off it (every
+    # collection in a torch process would otherwise walk millions of objects), and let forked
+    # children share those pages instead of copying them when the collector touches them.
+    gc.collect()
+    gc.freeze()
+    zygote = Zygote(folder)
+    zygote.probe_sandbox()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+    info = {"socket": zygote.path, "sandbox": zygote.sandbox, "reason": zygote.sandbox_reason,
+            "threads": max(threads, threading.active_count())}
+    sys.stdout.write(json.dumps(info) + "\n")
+    sys.stdout.flush()
+    os.dup2(devnull, 1)
+    zygote.serve(watch)
+
+
+def _fd_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# The engine's side: start the zygote once per process, and the kernel stub.
+
+
+class ZygoteHandle:
+    def __init__(self, process, folder: str, info: dict, watch_fd: int):
+        self.process = process
+        self.folder = folder
+        self.info = info
+        self.socket_path = info["socket"]
+        self.watch_fd = watch_fd
+
+    @property
+    def sandbox(self) -> str:
+        return self.info["sandbox"]
+
+    def alive(self) -> bool:
+        return self.process.poll() is None and os.path.exists(self.socket_path)
+
+    def close(self) -> None:
+        try:
+            os.close(self.watch_fd)
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except Exception:  # noqa: BLE001
+            self.process.kill()
+
+
+_ZYGOTE: ZygoteHandle | None = None
+_ZYGOTE_LOCK = threading.Lock()
+_LOGGED: set[str] = set()
+
+
+def log_once(message: str) -> None:
+    if message not in _LOGGED:
+        _LOGGED.add(message)
+        import logging
+
+        logging.getLogger("mlmcourse.engine").warning(message)
+        sys.stderr.write(f"mlmcourse engine: {message}\n")
+
+
+def get_zygote(timeout: float = 180) -> ZygoteHandle:
+    """This process's zygote, started on first use (a few seconds: it imports torch)."""
+    global _ZYGOTE
+    import atexit
+    import subprocess
+
+    with _ZYGOTE_LOCK:
+        if _ZYGOTE is not None and _ZYGOTE.alive():
+            return _ZYGOTE
+        folder = tempfile.mkdtemp(prefix="mlm-zygote-")
+        os.chmod(folder, 0o700)
+        reader, writer = os.pipe()  # the zygote exits when this process closes `writer`
+        os.set_inheritable(reader, True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mlmcourse.engine_sandbox", "zygote", folder, str(reader)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=zygote_env(),
+            pass_fds=(reader,), start_new_session=True, cwd=folder,
+        )
+        os.close(reader)
+        deadline = time.monotonic() + timeout
+        line = b""
+        while not line.endswith(b"\n"):
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise RuntimeError("the grading engine's fork server did not start")
+            chunk = process.stdout.read1(4096) if hasattr(process.stdout, "read1") else b""
+            line += chunk
+            if not chunk:
+                time.sleep(0.05)
+        info = json.loads(line.decode())
+        handle = ZygoteHandle(process, folder, info, writer)
+        if info.get("threads", 1) > 1:
+            log_once(f"the grading fork server runs {info['threads']} threads after its imports; "
+                     "forking it is only safe with one (check the versions of torch/IPython)")
+        if handle.sandbox != "namespaces":
+            log_once(
+                "no sandbox for student code on this machine ("
+                + (info.get("reason") or "unknown reason")
+                + "): workers run as plain processes with resource limits only"
+            )
+        if _ZYGOTE is None:
+            atexit.register(_stop_zygote)
+        _ZYGOTE = handle
+        atexit.register(shutil.rmtree, folder, True)
+        return handle
+
+
+def _stop_zygote() -> None:
+    if _ZYGOTE is not None:
+        _ZYGOTE.close()
+
+
+def stop_zygote() -> None:
+    """Stop this process's zygote (the next grading starts a new one, e.g. with another
+    MLMCOURSE_SANDBOX)."""
+    global _ZYGOTE
+    with _ZYGOTE_LOCK:
+        if _ZYGOTE is not None:
+            _ZYGOTE.close()
+            _ZYGOTE = None
+
+
+def connect(socket_path: str) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(socket_path)
+    return sock
+
+
+def kernel_stub(argv: list[str]) -> int:
+    """Stand in for a kernel process: the zygote forks the real (trusted) kernel."""
+    sock = connect(os.environ["MLM_ZYGOTE"])
+    limits = json.loads(os.environ.get("MLM_LIMITS", "{}"))
+    send_msg(sock, {"kind": "kernel", "argv": argv, "cwd": os.getcwd(),
+                    "env": dict(os.environ), "limits": limits})
+    header, _, _ = recv_msg(sock)
+    pid = header["pid"]
+
+    def forward(signum, _frame):
+        try:
+            os.kill(pid, signum)
+        except OSError:
+            pass
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1):
+        signal.signal(sig, forward)
+    while True:
+        try:
+            header, _, _ = recv_msg(sock)
+        except ChannelClosed:
+            return 1
+        except InterruptedError:
+            continue
+        if "exit" in header:
+            code = int(header.get("code", 1))
+            return code if code >= 0 else 128 - code
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "zygote":
+        zygote_main(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "kernel":
+        sys.exit(kernel_stub(sys.argv[2:]))
+    else:
+        sys.exit(f"unknown command {sys.argv[1]!r}")

@@ -1,0 +1,496 @@
+"""The grading engine: isolation, integrity, fairness, hostile samples and the self-check.
+
+The hostile samples (samples/hostile_*.py) are graded here through the engine directly, in a
+copy of the course, with small limits so that a hang or a memory blow-up costs seconds; their
+scores do not depend on the limits. Tests that need the sandbox (Linux namespaces: root, or
+unprivileged user namespaces) skip with a message where the platform refuses them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import ROOT, copy_course, run_course
+
+from mlmcourse import engine_remote, engine_sandbox, nbclean
+from mlmcourse.cells import cells_by_grade_id, is_graded, is_solution, without_solution_markers
+from mlmcourse.course import ASSIGNMENT, notebook_names
+from mlmcourse.engine import (
+    Limits,
+    defined_names,
+    grade_submission,
+    release_stub,
+    trusted_notebooks,
+    worker_cells,
+)
+from mlmcourse.samples import apply_patches, load_sample, reference_notebook
+
+# Small limits: a hang costs 4 s, a memory blow-up stops at 512 MiB. Scores do not change.
+LIMITS = Limits(cell_timeout_s=60, memory_bytes=512 << 20, cpu_seconds=30, call_timeout_s=4,
+                student_time_s=20)
+SANDBOX_NEEDED = (
+    "needs the grading sandbox (Linux mount/PID/network namespaces: run as root, or enable "
+    "unprivileged user namespaces, e.g. sysctl kernel.unprivileged_userns_clone=1)"
+)
+
+
+def digest(paths: list[Path]) -> dict[str, str]:
+    """sha256 of every file under the given paths (files or folders)."""
+    found = {}
+    for path in paths:
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        for file in files:
+            found[str(file)] = hashlib.sha256(file.read_bytes()).hexdigest()
+    return found
+
+
+def ta_files(course: Path) -> list[Path]:
+    return [course / "source", course / "nbgrader_config.py", course / "gradebook.db"]
+
+
+def sandbox() -> str:
+    return engine_sandbox.get_zygote().sandbox
+
+
+# ---------------------------------------------------------------------------------------------
+# The course copy and the hostile samples, graded once for the module.
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    """A copy of the course with a gradebook in it (bytes the engine must never change)."""
+    copy = copy_course(tmp_path_factory.mktemp("engine") / "course")
+    (copy / "gradebook.db").write_bytes(os.urandom(4096))
+    return copy
+
+
+def build_sample(course: Path, sample_id: str, folder: Path):
+    """Write one sample student's notebooks into folder/<id>/bert_mlm/ (from the course copy)."""
+    student = load_sample(course / "samples" / f"{sample_id}.py", notebook_names(course))
+    for name in student.notebooks:
+        if student.base == "reference":
+            nb = reference_notebook(course, name)
+        else:
+            nb = nbclean.read(course / "release" / ASSIGNMENT / f"{name}.ipynb")
+        apply_patches(student, name, nb)
+        nbclean.write(nb, folder / sample_id / ASSIGNMENT / f"{name}.ipynb")
+    return student
+
+
+HOSTILE = sorted(p.stem for p in (ROOT / "samples").glob("hostile_*.py"))
+
+
+@pytest.fixture(scope="module")
+def graded(course, tmp_path_factory):
+    """{sample: (student, {notebook: NotebookResult})} for every hostile sample and the
+    reference, plus digests of the TA's and the students' files before and after."""
+    submitted = tmp_path_factory.mktemp("submitted")
+    scratch = tmp_path_factory.mktemp("scratch")
+    students = {s: build_sample(course, s, submitted) for s in [*HOSTILE, "reference"]}
+    students["reference"].notebooks = ["01_corruption"]
+    before_ta, before_students = digest(ta_files(course)), digest([submitted])
+    results = {}
+    for sample_id, student in students.items():
+        got = grade_submission(course, sample_id, submitted / sample_id / ASSIGNMENT, scratch,
+                               LIMITS, notebooks=student.notebooks)
+        results[sample_id] = (student, {r.notebook: r for r in got})
+    return {
+        "results": results, "submitted": submitted, "scratch": scratch,
+        "ta_unchanged": digest(ta_files(course)) == before_ta,
+        "students_unchanged": digest([submitted]) == before_students,
+    }
+
+
+def test_there_are_hostile_samples_for_every_attack():
+    wanted = {"hang", "crash", "memory", "edited_tests", "deleted_tests", "patched_helpers",
+              "input_transformer", "traceback", "gradebook", "stderr"}
+    assert wanted <= {name.removeprefix("hostile_") for name in HOSTILE}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sample_id", [*HOSTILE, "reference"])
+def test_sample_scores_exactly_as_expected(graded, sample_id):
+    student, results = graded["results"][sample_id]
+    assert set(results) == set(student.notebooks)
+    for name, result in results.items():
+        want = student.expected.get(name)
+        if want is None:
+            want = result.max_score if student.base == "reference" else 0
+        failed = [f"{t.grade_id}: {t.message[:160]}" for t in result.tests if not t.passed]
+        assert result.score == want, (
+            f"{sample_id}/{name}: got {result.score}, want {want} ({result.status}; "
+            f"{result.detail})\nfailed tests:\n" + "\n".join(failed))
+        assert result.autograded_path is not None and result.autograded_path.is_file()
+
+
+@pytest.mark.slow
+def test_incidents_are_reported_in_the_status(graded):
+    results = graded["results"]
+    assert results["hostile_hang"][1]["01_corruption"].status == "timeout"
+    assert results["hostile_hang"][1]["02_stable_log_softmax"].status == "ok"
+    assert results["hostile_crash"][1]["01_corruption"].status == "crashed"
+    assert results["hostile_segfault"][1]["01_corruption"].status == "crashed"
+    assert "SIGSEGV" in results["hostile_segfault"][1]["01_corruption"].detail
+    assert results["hostile_stderr"][1]["01_corruption"].status == "ok"
+    crashed = [t for t in results["hostile_crash"][1]["01_corruption"].tests if not t.passed]
+    assert crashed and all("StudentCodeCrashed" in t.message for t in crashed)
+
+
+@pytest.mark.slow
+def test_ta_files_and_submissions_are_byte_identical_after_grading(graded, course):
+    assert graded["ta_unchanged"], "grading changed the gradebook, nbgrader_config.py or source/"
+    assert graded["students_unchanged"], "grading changed a submitted file"
+
+
+@pytest.mark.slow
+def test_student_code_cannot_reach_the_course(graded, course):
+    if sandbox() != "namespaces":
+        pytest.skip(SANDBOX_NEEDED)
+    marker = "HACKED_BY_hostile_gradebook"
+    places = [course, graded["submitted"], graded["scratch"], ROOT]
+    found = [str(p) for place in places for p in place.rglob(marker)]
+    assert not found, f"the hostile student reached the TA's files: {found}"
+
+
+@pytest.mark.slow
+def test_stderr_is_a_note_not_a_failure(graded):
+    _, results = graded["results"]["hostile_stderr"]
+    nb = nbclean.read(results["01_corruption"].autograded_path)
+    streams = [o for c in nb.cells if is_graded(c) for o in c.get("outputs", [])
+               if o.get("output_type") == "stream"]
+    assert not [o for o in streams if o.get("name") == "stderr"]
+    assert any("wrote to stderr" in o.get("text", "") for o in streams)
+
+
+@pytest.mark.slow
+def test_autograded_notebook_shows_the_students_code_and_the_real_tests(graded, course):
+    _, results = graded["results"]["hostile_edited_tests"]
+    graded_nb = nbclean.read(results["01_corruption"].autograded_path)
+    source = nbclean.read(course / "source" / ASSIGNMENT / "01_corruption.ipynb")
+    shown = cells_by_grade_id(graded_nb)
+    for gid, cell in cells_by_grade_id(source).items():
+        if is_solution(cell):
+            assert "-100)" in shown[gid].source  # the student's own (wrong) line
+        else:
+            assert shown[gid].source == cell.source, f"{gid} is not the instructor's cell"
+
+
+@pytest.mark.slow
+def test_regrade_gives_the_same_scores_and_notebooks(graded, course, tmp_path):
+    for sample_id in ("hostile_crash", "hostile_stderr"):
+        student, first = graded["results"][sample_id]
+        again = grade_submission(course, sample_id,
+                                 graded["submitted"] / sample_id / ASSIGNMENT, tmp_path, LIMITS,
+                                 notebooks=["01_corruption"])
+        assert again[0].score == first["01_corruption"].score
+        assert [t.passed for t in again[0].tests] == \
+            [t.passed for t in first["01_corruption"].tests]
+        assert again[0].autograded_path.read_bytes() == \
+            first["01_corruption"].autograded_path.read_bytes()
+
+
+# ---------------------------------------------------------------------------------------------
+# The trusted notebook: rebuilt from source/, the student's answers only.
+
+
+def test_release_stub_is_what_nbgrader_releases():
+    for name in notebook_names(ROOT):
+        release = ROOT / "release" / ASSIGNMENT / f"{name}.ipynb"
+        if not release.is_file():
+            pytest.skip("release/ has not been built")
+        released = cells_by_grade_id(nbclean.read(release))
+        for gid, cell in cells_by_grade_id(nbclean.read(ROOT / "source" / ASSIGNMENT /
+                                                         f"{name}.ipynb")).items():
+            if is_solution(cell) and cell.cell_type == "code":
+                assert release_stub(cell.source) == released[gid].source, f"{name}/{gid}"
+
+
+def test_defined_names_are_the_reference_definitions():
+    source = "import torch\nX = 1\na, (b, c) = 1, (2, 3)\ndef f():\n    y = 2\nclass K:\n    pass\n"
+    assert defined_names(source) == ["X", "a", "b", "c", "f", "K"]
+
+
+def test_trusted_notebook_takes_only_the_solution_cells():
+    source = nbclean.read(ROOT / "source" / ASSIGNMENT / "01_corruption.ipynb")
+    student = nbclean.read(ROOT / "source" / ASSIGNMENT / "01_corruption.ipynb")
+    by_id = cells_by_grade_id(student)
+    by_id["make_mlm_inputs"].source = "def make_mlm_inputs(*a):\n    return 'mine'"
+    for cell in student.cells:
+        if is_graded(cell):
+            cell.source = "pass"
+    student.cells.append(nbformat.v4.new_code_cell("print('an extra cell')"))
+    student.cells = [c for c in student.cells if c.get("metadata", {}).get("nbgrader", {})
+                     .get("grade_id") != "test_empty"]
+    shown, executed = trusted_notebooks(source, student)
+    assert len(shown.cells) == len(source.cells)
+    for original, cell, run in zip(source.cells, shown.cells, executed.cells, strict=True):
+        if is_solution(original):
+            assert cell.source == "def make_mlm_inputs(*a):\n    return 'mine'"
+            assert run.source == "__mlm_grader__.solution_cell('make_mlm_inputs')"
+        else:
+            assert cell.source == run.source == original.source
+    cells, bindings = worker_cells("01_corruption", source, student)
+    assert [c["grade_id"] for c in cells] == ["setup", "make_mlm_inputs"]
+    assert bindings == {"make_mlm_inputs": ["make_mlm_inputs"]}
+    missing, _ = worker_cells("01_corruption", source, None)
+    stub = release_stub(cells_by_grade_id(source)["make_mlm_inputs"].source)
+    assert missing[1]["source"] == stub and "raise NotImplementedError()" in stub
+
+
+def test_codec_keeps_sharing_and_refuses_code():
+    import torch
+
+    base = torch.arange(12)
+    data = {"a": base, "v": base[2:5], "n": [1, 2.5, None, "s", True, 1 + 2j],
+            "t": (torch.float64, torch.device("cpu"), torch.Size([2, 3]))}
+    back = engine_remote._loads(engine_remote._dumps(data))
+    assert back["v"].tolist() == [2, 3, 4] and back["n"] == data["n"] and back["t"] == data["t"]
+    assert back["v"].untyped_storage().data_ptr() == back["a"].untyped_storage().data_ptr()
+    with pytest.raises(TypeError):
+        engine_remote._dumps({"f": print})
+    pickled = engine_remote._dumps({"g": torch.Generator()}, allow_pickle=True)
+    with pytest.raises(ValueError):
+        engine_remote._loads(pickled)  # what the worker sends is never unpickled
+    lying = engine_remote._dumps(torch.arange(4)).replace(b"[4]", b"[9]")
+    with pytest.raises(ValueError):
+        engine_remote._loads(lying)  # a tensor larger than its bytes
+
+
+# ---------------------------------------------------------------------------------------------
+# The worker sandbox, probed from inside by the student's side.
+
+PROBE = '''
+import os, socket
+
+def probe(course):
+    facts = {"uid": os.getuid(), "cwd": os.getcwd(), "root": sorted(os.listdir("/"))}
+    facts["course_visible"] = os.path.exists(course)
+    facts["pids"] = len([p for p in os.listdir("/proc") if p.isdigit()])
+    try:
+        socket.create_connection(("1.1.1.1", 53), timeout=1).close()
+        facts["network"] = True
+    except OSError:
+        facts["network"] = False
+    for folder in ("/usr", "/", course):
+        try:
+            with open(os.path.join(folder, "written-by-student"), "w") as handle:
+                handle.write("x")
+            facts["wrote " + folder] = True
+        except OSError:
+            facts["wrote " + folder] = False
+    with open("scratch.txt", "w") as handle:
+        handle.write("a student may write in its own folder")
+    return facts
+'''
+
+
+def student_worker(cells: list[dict], limits: Limits = LIMITS):
+    os.environ["MLM_ZYGOTE"] = engine_sandbox.get_zygote().socket_path
+    harness = engine_remote.Harness({"notebook": "t.ipynb", "notebooks": {"t.ipynb": cells},
+                                     "bindings": {}, "limits": limits.for_worker()}, None)
+    return harness, harness.client("t.ipynb")
+
+
+def test_worker_sandbox_hides_the_course_and_the_network(course):
+    if sandbox() != "namespaces":
+        pytest.skip(SANDBOX_NEEDED)
+    harness, client = student_worker([{"grade_id": "p", "source": PROBE, "filename": "<p>"}])
+    try:
+        facts = engine_remote.StudentFunction(client, "probe")(str(course))
+    finally:
+        harness.close()
+    assert facts["course_visible"] is False
+    assert facts["network"] is False
+    assert facts["wrote /usr"] is False and facts["wrote /"] is False
+    assert facts[f"wrote {course}"] is False
+    assert facts["pids"] <= 3, "the worker sees processes outside its own namespace"
+    assert set(facts["root"]) <= {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32",
+                                  "etc", "proc", "dev", "tmp", "home", "root", "work", "opt",
+                                  "srv", "var", "mnt", "media"}
+    if os.getuid() == 0:
+        assert facts["uid"] == engine_sandbox.NOBODY
+    assert not list(course.rglob("written-by-student"))
+
+
+def test_worker_limits_and_restarts():
+    cells = [{"grade_id": "c", "filename": "<c>", "source": (
+        "import os, time, torch\n"
+        "def work(kind):\n"
+        "    if kind == 'hang':\n"
+        "        while True:\n"
+        "            pass\n"
+        "    if kind == 'exit':\n"
+        "        os._exit(3)\n"
+        "    if kind == 'memory':\n"
+        "        return torch.ones(1 << 28).sum()\n"  # 1 GiB: over the 512 MiB limit
+        "    if kind == 'value':\n"
+        "        raise KeyError('a student error')\n"
+        "    return kind\n")}]
+    harness, client = student_worker(cells, Limits(call_timeout_s=2, student_time_s=30,
+                                                    memory_bytes=512 << 20))
+    work = engine_remote.StudentFunction(client, "work")
+    try:
+        assert work("fine") == "fine"
+        with pytest.raises(engine_remote.StudentCodeTimeout):
+            work("hang")
+        assert work("fine") == "fine"  # a new worker
+        with pytest.raises(engine_remote.StudentCodeCrashed, match="exit code 3"):
+            work("exit")
+        with pytest.raises(RuntimeError):
+            work("memory")
+        with pytest.raises(KeyError):
+            work("value")
+        assert work("fine") == "fine"
+    finally:
+        harness.close()
+
+
+def test_proxy_reproduces_mutation_aliasing_generators_and_gradients():
+    import torch
+
+    cells = [{"grade_id": "c", "filename": "<c>", "source": (
+        "import torch\n"
+        "def mutate(x):\n"
+        "    x[0] = 99\n"
+        "    return x[1:], x.clone()\n"
+        "def draw(g):\n"
+        "    return torch.rand(3, generator=g)\n"
+        "def loss(z):\n"
+        "    return (z ** 2).sum()\n"
+        "def detached(z):\n"
+        "    return (z ** 2).sum().detach()\n"
+        "def twice(fn, x):\n"
+        "    return fn(fn(x))\n")}]
+    harness, client = student_worker(cells)
+    try:
+        x = torch.arange(4)
+        view, copy = engine_remote.StudentFunction(client, "mutate")(x)
+        assert x.tolist() == [99, 1, 2, 3]  # the caller's tensor changed, as it would natively
+        view[0] = -1
+        assert x[1] == -1, "an output that is a view of an input must stay a view of it"
+        assert copy.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+        g, reference = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+        assert torch.equal(engine_remote.StudentFunction(client, "draw")(g),
+                           torch.rand(3, generator=reference))
+        assert torch.equal(torch.rand(2, generator=g), torch.rand(2, generator=reference))
+        z = torch.randn(3, dtype=torch.float64, requires_grad=True)
+        out = engine_remote.StudentFunction(client, "loss")(z)
+        out.backward()
+        assert torch.allclose(z.grad, 2 * z.detach())
+        assert torch.autograd.gradcheck(engine_remote.StudentFunction(client, "loss"), (z,))
+        assert not engine_remote.StudentFunction(client, "detached")(z).requires_grad
+        square_sum = engine_remote.StudentFunction(client, "loss")
+        twice = engine_remote.StudentFunction(client, "twice")
+        assert twice(square_sum, torch.tensor([1.0, 2.0])).item() == 25.0  # a proxy passed in
+    finally:
+        harness.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# A toy course: a kernel that dies, a cell that hangs, a missing notebook.
+
+
+def toy_notebook(cells: list[tuple[str, str, dict]]) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    for gid, source, extra in cells:
+        meta = {"grade_id": gid, "locked": True, "solution": False, "grade": False,
+                "schema_version": 3, **extra}
+        nb.cells.append(nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta}))
+    return nbclean.clean_source_notebook(nb)
+
+
+def test(gid: str, source: str) -> tuple[str, str, dict]:
+    return gid, source, {"grade": True, "points": 1}
+
+
+test.__test__ = False  # a helper, not a test
+
+SETUP = ("setup", "import torch", {})
+SOLUTION = ("double", "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"
+            "    ### END SOLUTION", {"solution": True, "locked": False})
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("toy")
+    (root / "nbgrader_config.py").write_bytes((ROOT / "nbgrader_config.py").read_bytes())
+    notebooks = {
+        "01_fine": [SETUP, SOLUTION, test("t_double", "assert double(torch.tensor(2)) == 4")],
+        "02_dies": [SETUP, SOLUTION, test("t_before", "assert double(3) == 6"),
+                    ("kill", "import os\nos._exit(1)", {}), test("t_after", "assert True")],
+        "03_slow": [SETUP, SOLUTION, test("t_sleep", "import time\ntime.sleep(600)"),
+                    test("t_after_sleep", "assert double(1) == 2")],
+        "04_absent": [SETUP, SOLUTION, test("t_absent", "assert double(1) == 2")],
+    }
+    for name, cells in notebooks.items():
+        nbclean.write(toy_notebook(cells), root / "source" / ASSIGNMENT / f"{name}.ipynb")
+        if name != "04_absent":
+            nb = toy_notebook(cells)
+            for cell in nb.cells:
+                if is_solution(cell):
+                    cell.source = without_solution_markers(cell.source)
+            nbclean.write(nb, root / "submitted" / "toy" / ASSIGNMENT / f"{name}.ipynb")
+    return root
+
+
+@pytest.mark.slow
+def test_a_kernel_death_or_a_timeout_costs_only_that_notebook(toy, tmp_path):
+    limits = Limits(cell_timeout_s=3, memory_bytes=512 << 20, cpu_seconds=30)
+    results = {r.notebook: r for r in grade_submission(
+        toy, "toy", toy / "submitted" / "toy" / ASSIGNMENT, tmp_path, limits)}
+    assert (results["01_fine"].score, results["01_fine"].status) == (1, "ok")
+    dies = results["02_dies"]
+    assert dies.status == "crashed" and dies.score == 1
+    assert [t.passed for t in dies.tests] == [True, False]
+    assert "did not run" in dies.tests[1].message
+    slow = results["03_slow"]
+    assert slow.status == "timeout" and [t.passed for t in slow.tests] == [False, True]
+    absent = results["04_absent"]
+    assert (absent.status, absent.score, absent.autograded_path) == ("missing", 0, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# The self-check command, and the fallback without a sandbox.
+
+
+@pytest.mark.slow
+def test_check_command_reports_each_test_and_leaves_the_notebook_alone(course, graded):
+    notebook = graded["submitted"] / "hostile_edited_tests" / ASSIGNMENT / "01_corruption.ipynb"
+    before = (notebook.read_bytes(), notebook.stat().st_mtime_ns)
+    done = run_course(course, "check", str(notebook), timeout=600)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "PASS  test_unselected" in done.stdout
+    assert "FAIL  test_custom_ignore_index" in done.stdout
+    assert "Use the ignore_index argument" in done.stdout  # the test's own message
+    assert "score: 21 / 24" in done.stdout
+    assert (notebook.read_bytes(), notebook.stat().st_mtime_ns) == before
+
+
+@pytest.mark.slow
+def test_fallback_without_sandbox_grades_the_same(graded, course, tmp_path, monkeypatch):
+    monkeypatch.setenv("MLMCOURSE_SANDBOX", "none")
+    engine_sandbox.stop_zygote()
+    try:
+        assert sandbox() == "none"
+        for sample_id in ("reference", "hostile_crash"):
+            _, first = graded["results"][sample_id]
+            again = grade_submission(course, sample_id,
+                                     graded["submitted"] / sample_id / ASSIGNMENT, tmp_path,
+                                     LIMITS, notebooks=["01_corruption"])
+            assert again[0].score == first["01_corruption"].score, sample_id
+    finally:
+        engine_sandbox.stop_zygote()
+
+
+def test_kernel_stub_module_imports_nothing_heavy():
+    code = ("import sys, mlmcourse.engine_sandbox as z; "
+            "print(sorted(m for m in ('torch', 'nbformat', 'IPython') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,399 @@
+"""A class in parallel: Dask workers grade, one coordinator writes the gradebook and feedback.
+
+The class here is small and fast: a few sample students, graded on the first notebook of the
+series only, in a scratch course built from this repository's source/, release/ and samples/.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import html
+import os
+import pwd
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, course_env
+
+from mlmcourse import nbclean
+from mlmcourse.cells import is_graded, is_solution, total_points
+from mlmcourse.course import ASSIGNMENT, notebook_names
+from mlmcourse.grading import GradingError, autograde, gradebook_url, read_scores
+from mlmcourse.samples import apply_patches, expected_scores, load_sample, reference_notebook
+
+pytestmark = pytest.mark.slow
+
+FIRST = notebook_names(ROOT)[0]
+HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
+
+
+def pick_students() -> list[str]:
+    """reference, blank and the first wrong student that loses points in the first notebook."""
+    full = total_points(nbclean.read(ROOT / "source" / ASSIGNMENT / f"{FIRST}.ipynb"))
+    for path in sorted((ROOT / "samples").glob("wrong_*.py")):
+        sample = load_sample(path, notebook_names(ROOT))
+        if FIRST in sample.notebooks and sample.expected.get(FIRST, full) < full:
+            return ["reference", "blank", sample.student_id]
+    return ["reference", "blank"]
+
+
+STUDENTS = pick_students()
+
+
+def make_course(destination: Path, students: list[str] = STUDENTS) -> Path:
+    """A scratch course: source/, release/, the config, and the students' first notebook."""
+    for folder in ("source", "release"):
+        shutil.copytree(ROOT / folder, destination / folder)
+    shutil.copy(ROOT / "nbgrader_config.py", destination / "nbgrader_config.py")
+    for student_id in students:
+        student = load_sample(ROOT / "samples" / f"{student_id}.py", notebook_names(ROOT))
+        if student.base == "reference":
+            nb = reference_notebook(ROOT, FIRST)
+        else:
+            nb = nbclean.read(ROOT / "release" / ASSIGNMENT / f"{FIRST}.ipynb")
+        apply_patches(student, FIRST, nb)
+        nbclean.write(nb, destination / "submitted" / student_id / ASSIGNMENT / f"{FIRST}.ipynb")
+    return destination
+
+
+def fingerprint(folder: Path) -> dict[str, tuple[str, int]]:
+    """sha256 and mtime of every file under `folder`."""
+    return {
+        p.relative_to(folder).as_posix(): (hashlib.sha256(p.read_bytes()).hexdigest(),
+                                           p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def expected_first(student_id: str) -> float:
+    student = load_sample(ROOT / "samples" / f"{student_id}.py", notebook_names(ROOT))
+    return expected_scores(ROOT, student)[FIRST]
+
+
+# ---- the cluster, and an audit of what its worker processes open --------------------------------
+
+
+def _watch_opens(dask_worker, prefix: str) -> None:
+    """In a worker process: remember every file, folder or database it opens under `prefix`."""
+    seen: list[str] = []
+    dask_worker.mlm_seen = seen
+    watched = {"open", "os.listdir", "os.scandir", "sqlite3.connect", "shutil.copyfile",
+               "os.rename", "os.remove", "shutil.rmtree"}
+
+    def hook(event, args):
+        if event in watched and args:
+            path = args[0]
+            if isinstance(path, bytes):
+                path = path.decode(errors="replace")
+            if isinstance(path, str | os.PathLike) and os.fspath(path).startswith(prefix):
+                seen.append(f"{event} {os.fspath(path)}")
+
+    sys.addaudithook(hook)
+
+
+def _seen(dask_worker) -> list[str]:
+    return list(getattr(dask_worker, "mlm_seen", []))
+
+
+@pytest.fixture(scope="module")
+def client():
+    from mlmcourse.parallel import dask_client
+
+    with dask_client(workers=2) as dask:
+        yield dask
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, client):
+    """The small class graded in parallel, with every worker process audited."""
+    from mlmcourse.grading import generate_feedback
+    from mlmcourse.parallel import grade_class
+
+    root = make_course(tmp_path_factory.mktemp("parallel") / "course").resolve()
+    before = fingerprint(root / "submitted")
+    client.run(_watch_opens, prefix=str(root))
+    outcome = grade_class(root, STUDENTS, client=client, notebooks=[FIRST], progress=False)
+    generate_feedback(root, STUDENTS)
+    seen = client.run(_seen)
+    return {"root": root, "outcome": outcome, "before": before, "seen": seen}
+
+
+def test_parallel_scores_equal_sequential_engine_scores(graded, tmp_path):
+    """Each test cell's score from the parallel run is the one the engine gives, run alone."""
+    from nbgrader.api import Gradebook
+
+    from mlmcourse.engine import grade_submission
+    from mlmcourse.grading import course_id
+
+    root = graded["root"]
+    assert not graded["outcome"].failed
+    assert len({o.worker for o in graded["outcome"].outcomes.values()}) >= 1
+    with Gradebook(gradebook_url(root), course_id(root)) as gradebook:
+        for student in STUDENTS:
+            [alone] = grade_submission(root, student, root / "submitted" / student / ASSIGNMENT,
+                                       tmp_path / student, notebooks=[FIRST])
+            nb = gradebook.find_submission_notebook(FIRST, ASSIGNMENT, student)
+            in_db = {grade.name: grade.score for grade in nb.grades}
+            assert in_db == {t.grade_id: t.points for t in alone.tests}, student
+            assert nb.score == alone.score == expected_first(student), student
+
+
+def test_scores_read_back_match_the_samples(graded):
+    scores = {s.student: s for s in read_scores(graded["root"]) if s.notebook == FIRST}
+    for student in STUDENTS:
+        assert scores[student].score == expected_first(student), student
+    assert scores["reference"].score == scores["reference"].max_score > 0
+
+
+def test_workers_never_touch_the_course_directory(graded):
+    """The coordinator is the only writer (indeed the only reader) of the gradebook and of the
+    course: worker processes get bytes and give bytes back; the audit saw no file of the course."""
+    seen = graded["seen"]
+    assert len(seen) == 2, f"expected two audited workers, got {sorted(seen)}"
+    touched = sorted(path for paths in seen.values() for path in paths)
+    assert touched == [], "worker processes opened files of the course:\n" + "\n".join(touched)
+    assert (graded["root"] / "gradebook.db").is_file()
+
+
+def test_submitted_files_are_untouched(graded):
+    assert fingerprint(graded["root"] / "submitted") == graded["before"]
+
+
+def test_autograded_notebooks_are_written_by_the_coordinator(graded):
+    root = graded["root"]
+    for student in STUDENTS:
+        folder = root / "autograded" / student / ASSIGNMENT
+        assert sorted(p.name for p in folder.iterdir()) == [f"{FIRST}.ipynb"], student
+        nb = nbclean.read(folder / f"{FIRST}.ipynb")
+        assert any(is_graded(cell) and cell.outputs for cell in nb.cells), student
+
+
+def test_feedback_says_what_failed_without_the_hidden_tests(graded):
+    root = graded["root"]
+    source = nbclean.read(root / "source" / ASSIGNMENT / f"{FIRST}.ipynb")
+    hidden_lines = {
+        line.strip()
+        for cell in source.cells if is_graded(cell) and not is_solution(cell)
+        for block in HIDDEN.findall(cell.source)
+        for line in block.splitlines() if len(line.strip()) > 25
+    }
+    assert hidden_lines, "the first notebook should have hidden tests"
+    for student in STUDENTS:
+        page = (root / "feedback" / student / ASSIGNMENT / f"{FIRST}.html").read_text()
+        assert len(page) < 400_000, f"{student}: feedback is {len(page)} bytes"
+        body = re.sub(r"<(style|script)\b.*?</\1>", "", page, flags=re.S)
+        text = html.unescape(re.sub(r"<[^>]+>", "", body))
+        leaked = sorted(line for line in hidden_lines if line in text)
+        assert not leaked, f"{student}: hidden test source in the feedback: {leaked[:3]}"
+        assert "Traceback (most recent call last)" not in text, student
+        autograded = nbclean.read(root / "autograded" / student / ASSIGNMENT / f"{FIRST}.ipynb")
+        for cell in autograded.cells:
+            if not (is_graded(cell) and not is_solution(cell)):
+                continue
+            errors = [o for o in cell.outputs if o.output_type == "error"]
+            if errors:  # a failed check: its message is in the feedback, in words
+                said = (errors[0].evalue.strip().splitlines() or [errors[0].ename])[0]
+                assert said in text, f"{student}: {said!r} is not in the feedback"
+    failing = [s for s in STUDENTS if expected_first(s) > 0 and s != "reference"]
+    for student in failing:
+        text = (root / "feedback" / student / ASSIGNMENT / f"{FIRST}.html").read_text()
+        assert "To fix" in text, student
+
+
+def contents(folder: Path) -> dict[str, str]:
+    return {k: digest for k, (digest, _) in fingerprint(folder).items()}
+
+
+def test_a_regrade_gives_the_same_scores_and_files(graded, client):
+    """Grading the class again changes nothing: scores, autograded notebooks and feedback are
+    byte-identical (the build commits them)."""
+    from mlmcourse.grading import generate_feedback
+    from mlmcourse.parallel import grade_class
+
+    root = graded["root"]
+    before = (read_scores(root), contents(root / "autograded"), contents(root / "feedback"))
+    outcome = grade_class(root, STUDENTS, client=client, notebooks=[FIRST], progress=False)
+    generate_feedback(root, STUDENTS)
+    assert not outcome.failed
+    after = (read_scores(root), contents(root / "autograded"), contents(root / "feedback"))
+    assert after[0] == before[0]
+    changed = sorted(k for k in before[1] if before[1][k] != after[1].get(k))
+    assert not changed, f"autograded notebooks differ after a regrade: {changed}"
+    changed = sorted(k for k in before[2] if before[2][k] != after[2].get(k))
+    assert not changed, f"feedback differs after a regrade: {changed}"
+
+
+def test_grade_command_on_a_running_scheduler(tmp_path, client):
+    """`grade --scheduler ADDRESS` sends the work to an existing Dask cluster (here: this test
+    module's), whose workers see only what the tasks carry."""
+    root = make_course(tmp_path / "course", ["reference"]).resolve()
+    env = course_env(ROOT)
+    env["MLMCOURSE_ROOT"] = str(root)
+    done = subprocess.run(
+        [sys.executable, "-m", "mlmcourse", "grade", "--scheduler", client.scheduler.address],
+        cwd=root, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    scores = {(s.student, s.notebook): s.score for s in read_scores(root)}
+    assert scores[("reference", FIRST)] == expected_first("reference")
+
+
+def _break_engine(dask_worker) -> None:
+    """In a worker: the engine fails for every submission (a grader's failure)."""
+    import mlmcourse.engine as engine
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("engine out of order (test)")
+
+    dask_worker.mlm_real_engine = engine.grade_submission
+    engine.grade_submission = broken
+
+
+def _mend_engine(dask_worker) -> None:
+    import mlmcourse.engine as engine
+
+    engine.grade_submission = dask_worker.mlm_real_engine
+
+
+def test_a_grader_failure_keeps_earlier_grades(graded, client):
+    """When grading itself fails, the student keeps the earlier grades and notebooks, and the
+    run says so (it never records the student as zero)."""
+    from mlmcourse.parallel import grade_class
+
+    root = graded["root"]
+    scores = read_scores(root)
+    autograded = fingerprint(root / "autograded")
+    client.run(_break_engine)
+    try:
+        outcome = grade_class(root, STUDENTS, client=client, notebooks=[FIRST], progress=False)
+    finally:
+        client.run(_mend_engine)
+    assert sorted(outcome.failed) == sorted(STUDENTS)
+    assert all("engine out of order" in why for why in outcome.failed.values())
+    assert read_scores(root) == scores
+    assert fingerprint(root / "autograded") == autograded
+
+
+def test_autograde_raises_grading_error_for_failed_submissions(tmp_path, monkeypatch):
+    from mlmcourse import parallel
+
+    def fake(root, students, **kwargs):
+        return parallel.ClassOutcome(failed={"someone": "worker lost"})
+
+    monkeypatch.setattr(parallel, "grade_class", fake)
+    (tmp_path / "submitted" / "someone" / ASSIGNMENT).mkdir(parents=True)
+    with pytest.raises(GradingError, match="someone: worker lost"):
+        autograde(tmp_path, ["someone"])
+
+
+def test_links_in_a_submission_are_not_shipped(tmp_path):
+    """A submitted link (to the gradebook, say) is never read and sent to a worker."""
+    from mlmcourse.parallel import submission_files
+
+    folder = tmp_path / "submitted" / "sneaky" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (tmp_path / "gradebook.db").write_bytes(b"secret")
+    (folder / f"{FIRST}.ipynb").write_text("{}")
+    (folder / "grades.ipynb").symlink_to(tmp_path / "gradebook.db")
+    assert submission_files(tmp_path, "sneaky") == {f"{FIRST}.ipynb": b"{}"}
+
+
+# ---- PostgreSQL: a real server, started and stopped by the test ---------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _postgres_bin() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if found:
+        return found[-1].parent
+    initdb = shutil.which("initdb")
+    return Path(initdb).parent if initdb else None
+
+
+@contextlib.contextmanager
+def postgres_server():
+    """A throwaway PostgreSQL server on a free local port; yields its db_url for a gradebook."""
+    psycopg = pytest.importorskip(
+        "psycopg", reason="psycopg (the PostgreSQL driver) is missing: make test installs it"
+    )
+    bindir = _postgres_bin()
+    if bindir is None:
+        pytest.skip("PostgreSQL is not installed here (Debian: apt-get install postgresql; "
+                    ".ci/run installs it)")
+    run_as: list[str] = []
+    base = Path(tempfile.mkdtemp(prefix="mlm-pg-"))
+    if os.geteuid() == 0:  # the server refuses to run as root: run it as an unprivileged user
+        runuser = shutil.which("runuser")
+        user = next((u for u in ("postgres", "nobody") if _user_exists(u)), None)
+        if runuser is None or user is None:
+            shutil.rmtree(base)
+            pytest.skip("running as root without runuser or an unprivileged user for PostgreSQL")
+        shutil.chown(base, user)
+        run_as = [runuser, "-u", user, "--"]
+    port, data = _free_port(), base / "data"
+
+    def pg(*args: str) -> None:
+        done = subprocess.run(run_as + list(args), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"{args[0]} failed:\n{done.stdout}\n{done.stderr}"
+
+    try:
+        pg(str(bindir / "initdb"), "-D", str(data), "-U", "grader", "--auth=trust",
+           "--encoding=UTF8", "--no-sync")
+        pg(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(base / "server.log"), "-w",
+           "-o", f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+        try:
+            with psycopg.connect(host="127.0.0.1", port=port, user="grader", dbname="postgres",
+                                 autocommit=True) as connection:
+                connection.execute("CREATE DATABASE gradebook")
+            yield f"postgresql://grader@127.0.0.1:{port}/gradebook"
+        finally:
+            pg(str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _user_exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+def test_grade_into_postgresql_through_db_url(tmp_path):
+    """`grade --db-url postgresql://...` writes the gradebook into a real PostgreSQL server;
+    the scores read back from it are the samples' expected ones, and no SQLite file appears."""
+    root = make_course(tmp_path / "course", ["reference", STUDENTS[-1]]).resolve()
+    keep = [FIRST]
+    for extra in (root / "source" / ASSIGNMENT).glob("*.ipynb"):  # grade one notebook only
+        if extra.stem not in keep:
+            extra.unlink()
+    for extra in (root / "release" / ASSIGNMENT).glob("*.ipynb"):
+        if extra.stem not in keep:
+            extra.unlink()
+    with postgres_server() as url:
+        env = course_env(ROOT)
+        env["MLMCOURSE_ROOT"] = str(root)
+        done = subprocess.run(
+            [sys.executable, "-m", "mlmcourse", "grade", "--workers", "2", "--db-url", url],
+            cwd=root, env=env, capture_output=True, text=True, timeout=600,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        scores = {s.student: s.score for s in read_scores(root, url)}
+    assert scores == {"reference": expected_first("reference"),
+                      STUDENTS[-1]: expected_first(STUDENTS[-1])}
+    assert not (root / "gradebook.db").exists()
+    assert (root / "feedback" / "reference" / ASSIGNMENT / f"{FIRST}.html").is_file()
+    assert "reference" in done.stdout and "total" in done.stdout
