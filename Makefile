@@ -12,7 +12,7 @@ help:
 	@echo "make lab     start JupyterLab on the course (creates .venv when missing)"
 	@echo "make test    run the whole test suite (creates .venv when missing)"
 	@echo "make build   regenerate release/, notebooks/, submitted/ samples, autograded/, feedback/"
-	@echo "make grade   autograde submitted/, write feedback/ and grades.csv, print the scores"
+	@echo "make grade   autograde submitted/, write feedback/ and grades.csv, print the scores (ARGS=\"--workers 4\")"
 	@echo "make check NB=path/to/notebook.ipynb   run the hidden tests on your own notebook"
 	@echo "make site    the reading edition as HTML pages in build/site/ (open index.html)"
 	@echo "make bench   measure the numbers the README reports"
@@ -41,7 +41,7 @@ build: $(READY_DEV)
 	$(BIN)/python -m mlmcourse build
 
 grade: $(READY_DEV)
-	$(BIN)/python -m mlmcourse grade
+	$(BIN)/python -m mlmcourse grade $(ARGS)
 
 check: $(READY)
 	@test -n "$(NB)" || { echo "usage: make check NB=path/to/notebook.ipynb"; exit 2; }

@@ -740,7 +740,16 @@ def worker_main(sock: socket.socket, sandbox: str) -> None:
         except Exception:  # noqa: BLE001
             pass
     sys.argv = ["student"]
+    # A warning names its category and message only: the grader's file paths would make the
+    # feedback depend on where the course lives (and say nothing useful to the student).
+    import warnings
+
+    warnings.formatwarning = _short_warning
     _Worker(sock).serve()
+
+
+def _short_warning(message, category, filename, lineno, line=None) -> str:
+    return f"{category.__name__}: {message}\n"
 
 
 # ---------------------------------------------------------------------------------------------

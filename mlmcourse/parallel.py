@@ -266,7 +266,10 @@ def record(gradebook, root: Path, outcome: Outcome, notebooks: dict | None = Non
 
     student = outcome.student
     notebooks = graded_notebooks(outcome) if notebooks is None else notebooks
-    gradebook.update_or_create_student(student)
+    known = gradebook.update_or_create_student(student)
+    if not (known.first_name or known.last_name):
+        # The formgrader lists students by name; without a roster, show the id, not "None, None".
+        gradebook.update_or_create_student(student, last_name=student)
     timestamp = submission_timestamp(root, student)
     extra = {"timestamp": timestamp} if timestamp else {}
     with warnings.catch_warnings():

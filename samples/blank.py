@@ -1,4 +1,4 @@
 """The blank student: submits the release untouched, so every function still raises."""
 
 BASE = "release"
-EXPECTED = {"01_corruption": 0}
+NOTEBOOKS = "all"  # every notebook of the series: zero by BASE

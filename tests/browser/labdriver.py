@@ -89,7 +89,6 @@ def serve_lab(course: Path, scratch: Path) -> Iterator[str]:
         "--IdentityProvider.token=",
         "--ServerApp.password=",
         "--ServerApp.port_retries=0",
-        "--ServerApp.allow_root=True",  # CI runs as root; JupyterLab refuses root without it
     ]
     log = (scratch / "jupyterlab.log").open("w")
     # cwd: nbgrader's Validate and formgrader read nbgrader_config.py from there.
