@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -77,66 +76,12 @@ def build_reading_edition(root: Path, timeout: int = 600) -> None:
         client.execute(env=env)  # passed on to the kernel manager: a clean environment
         for cell in nb.cells:
             nbclean.strip_execution_metadata(cell)
-            merge_streams(cell)
+            if "outputs" in cell:
+                cell.outputs = nbclean.merge_streams(cell.outputs)
             if is_graded(cell):  # only a docstring is left: do not echo it back as Out[n]
                 cell.outputs = [o for o in cell.outputs if o.output_type != "execute_result"]
         nbclean.stable_cell_ids(nb)
-        text = stabilize_widget_ids(nbclean.dumps(nb))
-        (folder / name).write_text(text, encoding="utf-8")
-
-
-def merge_streams(cell: nbformat.NotebookNode) -> None:
-    """Join consecutive prints into one output: how a kernel splits them depends on timing."""
-    merged = []
-    for output in cell.get("outputs", []):
-        previous = merged[-1] if merged else None
-        if (
-            output.output_type == "stream"
-            and previous is not None
-            and previous.output_type == "stream"
-            and previous.name == output.name
-        ):
-            previous.text += output.text
-        else:
-            merged.append(output)
-    if "outputs" in cell:
-        cell.outputs = merged
-
-
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-_MODEL_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
-_MODEL_ID = re.compile(r'"model_id": "([0-9a-f]{32})"')
-
-
-def widget_id_order(nb: dict) -> list[str]:
-    """Widget model ids in an order that does not depend on their random values.
-
-    Start from the widgets the outputs display (in cell order), then follow the references
-    between models breadth-first; models nobody refers to come last, ordered by content.
-    """
-    state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    outputs = json.dumps([cell.get("outputs", []) for cell in nb["cells"]], sort_keys=True)
-    order, queue = [], [i for i in _MODEL_ID.findall(outputs) if i in state]
-    while queue:
-        model = queue.pop(0)
-        if model in order:
-            continue
-        order.append(model)
-        queue += [ref for ref in _MODEL_REF.findall(json.dumps(state[model], sort_keys=True))
-                  if ref in state]
-    def content(model: str) -> str:
-        return re.sub(r"[0-9a-f]{32}", "", json.dumps(state[model], sort_keys=True))
-
-    return order + sorted((m for m in state if m not in order), key=content)
-
-
-def stabilize_widget_ids(text: str) -> str:
-    """Widget model ids are random uuids; number them in order so a rebuild is byte-identical."""
-    ids = {old: f"{index + 1:032x}" for index, old in enumerate(widget_id_order(json.loads(text)))}
-    if not ids:
-        return text
-    pattern = re.compile("|".join(re.escape(old) for old in ids))
-    return pattern.sub(lambda match: ids[match.group(0)], text)
+        nbclean.write(nb, folder / name)
 
 
 def build_graded(root: Path) -> list[str]:

@@ -48,8 +48,65 @@ def clean_source_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def dumps(nb: nbformat.NotebookNode) -> str:
-    """Serialize the way Jupyter does (1-space indent, sorted keys), with a final newline."""
-    return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    """Serialize the way Jupyter does (1-space indent, sorted keys), with a final newline, and
+    with widget ids that do not change from one run to the next."""
+    text = json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return stabilize_widget_ids(text, nb)
+
+
+def merge_streams(outputs: list) -> list:
+    """Consecutive prints to one stream as one output: how a kernel splits them varies from run
+    to run, and generated notebooks must not."""
+    merged: list = []
+    for output in outputs:
+        last = merged[-1] if merged else None
+        if (
+            output.get("output_type") == "stream"
+            and last is not None
+            and last.get("output_type") == "stream"
+            and last.get("name") == output.get("name")
+        ):
+            last["text"] = last.get("text", "") + output.get("text", "")
+        else:
+            merged.append(output)
+    return merged
+
+
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+_MODEL_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
+_MODEL_ID = re.compile(r'"model_id": "([0-9a-f]{32})"')
+
+
+def widget_id_order(nb: dict) -> list[str]:
+    """Widget model ids in an order that does not depend on their random values.
+
+    Start from the widgets the outputs display (in cell order), then follow the references
+    between saved models breadth-first; saved models nobody refers to come last, by content.
+    """
+    state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    outputs = json.dumps([cell.get("outputs", []) for cell in nb.get("cells", [])], sort_keys=True)
+    order, queue = [], _MODEL_ID.findall(outputs)
+    while queue:
+        model = queue.pop(0)
+        if model in order:
+            continue
+        order.append(model)
+        if model in state:
+            queue += _MODEL_REF.findall(json.dumps(state[model], sort_keys=True))
+
+    def content(model: str) -> str:
+        return re.sub(r"[0-9a-f]{32}", "", json.dumps(state[model], sort_keys=True))
+
+    return order + sorted((m for m in state if m not in order), key=content)
+
+
+def stabilize_widget_ids(text: str, nb: dict) -> str:
+    """Widget model ids are random uuids: number them in a stable order instead."""
+    ids = {old: f"{index + 1:032x}" for index, old in enumerate(widget_id_order(nb))}
+    if not ids:
+        return text
+    pattern = re.compile("|".join(re.escape(old) for old in ids))
+    return pattern.sub(lambda match: ids[match.group(0)], text)
 
 
 def read(path: Path) -> nbformat.NotebookNode:

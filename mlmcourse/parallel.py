@@ -232,7 +232,7 @@ def submission_timestamp(root: Path, student: str):
 
 def graded_notebooks(outcome: Outcome) -> dict:
     """The autograded notebooks of an outcome, parsed once (the engine wrote them: no need to
-    validate them again), with their output streams merged (see `merged_streams`)."""
+    validate them again), with their output streams merged (see `nbclean.merge_streams`)."""
     from nbformat import v4
 
     notebooks = {}
@@ -241,23 +241,9 @@ def graded_notebooks(outcome: Outcome) -> dict:
         for cell in nb.cells:
             nbclean.strip_execution_metadata(cell)
             if cell.get("cell_type") == "code":
-                cell.outputs = merged_streams(cell.get("outputs", []))
+                cell.outputs = nbclean.merge_streams(cell.get("outputs", []))
         notebooks[name] = nb
     return notebooks
-
-
-def merged_streams(outputs: list) -> list:
-    """Consecutive stream outputs of one name as one: how a kernel chunks a print varies from
-    run to run, and the committed autograded notebooks must not."""
-    merged: list = []
-    for output in outputs:
-        last = merged[-1] if merged else None
-        if (output.get("output_type") == "stream" and last is not None
-                and last.get("output_type") == "stream" and last.get("name") == output.get("name")):
-            last["text"] = last.get("text", "") + output.get("text", "")
-        else:
-            merged.append(output)
-    return merged
 
 
 def record(gradebook, root: Path, outcome: Outcome, notebooks: dict | None = None) -> None:

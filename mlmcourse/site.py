@@ -24,13 +24,13 @@ from pathlib import Path
 import nbformat
 
 from .course import find_root
+from .nbclean import WIDGET_STATE
 
 SITE = Path("build") / "site"
 NOTEBOOKS = "notebooks"
 CORE_LAST = 4  # notebooks 01-04 are the core series; later numbers are appendices
 MATHJAX_DIR = "mathjax"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 SNAPSHOT_NOTE = (
     "A snapshot of the interactive panel as saved when this edition was built. The sliders "
     "need a running kernel: open <code>notebooks/{name}</code> in JupyterLab "
