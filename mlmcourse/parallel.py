@@ -241,7 +241,9 @@ def graded_notebooks(outcome: Outcome) -> dict:
         for cell in nb.cells:
             nbclean.strip_execution_metadata(cell)
             if cell.get("cell_type") == "code":
-                cell.outputs = nbclean.merge_streams(cell.get("outputs", []))
+                cell.outputs = nbclean.relative_library_paths(
+                    nbclean.merge_streams(cell.get("outputs", []))
+                )
         notebooks[name] = nb
     return notebooks
 
