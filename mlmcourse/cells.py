@@ -11,6 +11,13 @@ _HIDDEN_BEGIN = re.compile(r"^\s*### (BEGIN) HIDDEN TESTS\s*$")
 _HIDDEN_END = re.compile(r"^\s*### (END) HIDDEN TESTS\s*$")
 
 
+SETUP_GRADE_ID = "setup"  # the imports cell that answer cells may rely on (and loaders run)
+
+
+def is_solution_marker(line: str) -> bool:
+    return bool(_SOLUTION_MARKER.match(line))
+
+
 def nbgrader_meta(cell: nbformat.NotebookNode) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
 
@@ -41,7 +48,7 @@ def cells_by_grade_id(nb: nbformat.NotebookNode) -> dict[str, nbformat.NotebookN
 
 def without_solution_markers(source: str) -> str:
     """The reference solution as a student would have typed it: marker lines dropped."""
-    return "\n".join(line for line in source.split("\n") if not _SOLUTION_MARKER.match(line))
+    return "\n".join(line for line in source.split("\n") if not is_solution_marker(line))
 
 
 def without_hidden_tests(source: str) -> str:

@@ -51,7 +51,7 @@ from pathlib import Path
 import nbformat
 
 from . import nbclean
-from .cells import grade_id, is_graded, is_solution, points
+from .cells import SETUP_GRADE_ID, grade_id, is_graded, is_solution, points
 from .course import ASSIGNMENT
 
 log = logging.getLogger("mlmcourse.engine")
@@ -61,7 +61,6 @@ MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 TEXT_STUB = "YOUR ANSWER HERE"
 STDERR_NOTE = "[stderr, shown here as a note: it costs no points]\n"
-SETUP_GRADE_ID = "setup"
 _SOLUTION_BEGIN = re.compile(r"^(\s*)###\s+BEGIN\s+SOLUTION\s*$")
 _SOLUTION_END = re.compile(r"^\s*###\s+END\s+SOLUTION\s*$")
 _MAGIC = re.compile(r"^\s*[%!]")
@@ -519,10 +518,3 @@ def grade_submission(course_root: Path, student: str, submission_dir: Path, scra
             results.append(_missing_result(name, sources[name], "error",
                                            f"the grader failed: {type(err).__name__}: {err}"))
     return results
-
-
-def sandbox_mode() -> str:
-    """'namespaces' when student code runs sandboxed here, else 'none' (rlimits only)."""
-    from .engine_sandbox import get_zygote
-
-    return get_zygote().sandbox

@@ -712,14 +712,6 @@ def zygote_main(folder: str, watch: int) -> None:
     zygote.serve(watch)
 
 
-def _fd_open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-        return True
-    except OSError:
-        return False
-
-
 # ---------------------------------------------------------------------------------------------
 # The engine's side: start the zygote once per process, and the kernel stub.
 

@@ -24,8 +24,9 @@ from typing import Any
 import nbformat
 import torch
 
-SETUP_GRADE_ID = "setup"
-_MARKER = re.compile(r"^\s*###\s*(BEGIN|END)\s+SOLUTION\s*$")
+from . import cells
+from .cells import SETUP_GRADE_ID, is_solution, is_solution_marker
+
 _SHELL_OR_MAGIC = re.compile(r"^[%!]")  # line magics and shell escapes at column 0
 _NUMBER = re.compile(r"^(\d+)_")
 
@@ -52,7 +53,7 @@ def _cell_source(cell: nbformat.NotebookNode) -> str:
     """The cell's code without solution markers and without IPython magics or shell lines."""
     lines = cell.source.splitlines()
     return "\n".join(
-        "" if _MARKER.match(line) or _SHELL_OR_MAGIC.match(line) else line for line in lines
+        "" if is_solution_marker(line) or _SHELL_OR_MAGIC.match(line) else line for line in lines
     )
 
 
@@ -62,10 +63,9 @@ def _cells_to_run(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        grade_id = meta.get("grade_id") or f"cell-{index}"
-        if grade_id == SETUP_GRADE_ID or meta.get("solution", False):
-            chosen.append((grade_id, _cell_source(cell)))
+        name = cells.grade_id(cell) or f"cell-{index}"
+        if name == SETUP_GRADE_ID or is_solution(cell):
+            chosen.append((name, _cell_source(cell)))
     return chosen
 
 
