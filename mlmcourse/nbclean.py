@@ -120,7 +120,9 @@ def stabilize_widget_ids(text: str, nb: dict) -> str:
     if not ids:
         return text
     pattern = re.compile("|".join(re.escape(old) for old in ids))
-    return pattern.sub(lambda match: ids[match.group(0)], text)
+    renamed = json.loads(pattern.sub(lambda match: ids[match.group(0)], text))
+    # Sort again: the keys were sorted by their old, random names.
+    return json.dumps(renamed, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def read(path: Path) -> nbformat.NotebookNode:
