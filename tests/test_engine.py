@@ -265,12 +265,15 @@ def test_codec_keeps_sharing_and_refuses_code():
 # ---------------------------------------------------------------------------------------------
 # The worker sandbox, probed from inside by the student's side.
 
+PROJECT = Path(engine_sandbox.__file__).resolve().parents[1]  # the course's own folder
+
 PROBE = '''
 import os, socket
 
-def probe(course):
+def probe(course, project):
     facts = {"uid": os.getuid(), "cwd": os.getcwd(), "root": sorted(os.listdir("/"))}
     facts["course_visible"] = os.path.exists(course)
+    facts["project"] = sorted(os.listdir(project)) if os.path.isdir(project) else None
     facts["pids"] = len([p for p in os.listdir("/proc") if p.isdigit()])
     try:
         socket.create_connection(("1.1.1.1", 53), timeout=1).close()
@@ -302,7 +305,7 @@ def test_worker_sandbox_hides_the_course_and_the_network(course):
         pytest.skip(SANDBOX_NEEDED)
     harness, client = student_worker([{"grade_id": "p", "source": PROBE, "filename": "<p>"}])
     try:
-        facts = engine_remote.StudentFunction(client, "probe")(str(course))
+        facts = engine_remote.StudentFunction(client, "probe")(str(course), str(PROJECT))
     finally:
         harness.close()
     assert facts["course_visible"] is False
@@ -310,9 +313,15 @@ def test_worker_sandbox_hides_the_course_and_the_network(course):
     assert facts["wrote /usr"] is False and facts["wrote /"] is False
     assert facts[f"wrote {course}"] is False
     assert facts["pids"] <= 3, "the worker sees processes outside its own namespace"
+    # The root holds system folders, the student's home and the first folder of each read-only
+    # bind (the venv and package live wherever the course was cloned, e.g. /check/... on CI).
+    binds = engine_sandbox.readonly_paths()
+    bind_tops = {Path(path).parts[1] for path in [*binds, engine_sandbox.SANDBOX_HOME]}
     assert set(facts["root"]) <= {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32",
-                                  "etc", "proc", "dev", "tmp", "home", "root", "work", "opt",
-                                  "srv", "var", "mnt", "media"}
+                                  "etc", "proc", "dev", "tmp"} | bind_tops
+    # Of the project folder itself only the bound package (and venv) show, never its sources.
+    visible = set(facts["project"] or [])
+    assert visible <= {"mlmcourse", ".venv"}, f"the worker sees {visible} in the project"
     if os.getuid() == 0:
         assert facts["uid"] == engine_sandbox.NOBODY
     assert not list(course.rglob("written-by-student"))
