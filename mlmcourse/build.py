@@ -26,6 +26,15 @@ STAGE_INPUTS = {
     "graded": ("source", "samples", "mlmcourse", "nbgrader_config.py"),
 }
 TIMING_TAG = "timing"  # cells whose printed numbers change from run to run
+STUDENTS_ONLY_TAG = "students-only"  # instructions for the graded exercise; not for readers
+READER_NOTE = (
+    "**Reading edition.** This copy is worked: each answer is filled in but folded away, so you "
+    "can try it in your head first (in JupyterLab click the blue bar left of the folded cell; "
+    "on the web page, *Show the solution*). The hidden grading tests are left out and the outputs "
+    "come from a real run. To do the exercise yourself, run `make lab` and open the same "
+    "notebook under `work/bert_mlm/` (your own copy of the release), then grade your attempt "
+    "offline with `make check NB=work/bert_mlm/<notebook>.ipynb`."
+)
 
 
 def build_release(root: Path) -> None:
@@ -39,8 +48,16 @@ def build_release(root: Path) -> None:
 
 
 def reading_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Solutions shown (collapsed on first open), hidden tests gone, no outputs yet."""
+    """Solutions shown (collapsed on first open), hidden tests gone, no outputs yet.
+
+    Cells tagged `students-only` (how to work on the graded exercise) are dropped, and a
+    notebook with answers gets a note for readers right after its title.
+    """
     nb = nbclean.clean_source_notebook(nb)
+    kept = [c for c in nb.cells if STUDENTS_ONLY_TAG not in c.get("metadata", {}).get("tags", [])]
+    if any(is_solution(cell) for cell in kept):
+        kept.insert(1, nbformat.v4.new_markdown_cell(READER_NOTE))
+    nb.cells = kept
     for cell in nb.cells:
         if is_solution(cell):
             cell.source = without_solution_markers(cell.source)
