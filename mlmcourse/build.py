@@ -12,7 +12,14 @@ from pathlib import Path
 import nbformat
 
 from . import nbclean
-from .cells import is_graded, is_solution, without_hidden_tests, without_solution_markers
+from .cells import (
+    STUDENTS_ONLY_TAG,
+    has_tag,
+    is_graded,
+    is_solution,
+    without_hidden_tests,
+    without_solution_markers,
+)
 from .course import ASSIGNMENT, source_notebooks
 from .grading import autograde, run_nbgrader, submitted_students
 from .samples import build_submissions
@@ -25,8 +32,6 @@ STAGE_INPUTS = {
     "notebooks": ("source", "mlmcourse"),
     "graded": ("source", "samples", "mlmcourse", "nbgrader_config.py"),
 }
-TIMING_TAG = "timing"  # cells whose printed numbers change from run to run
-STUDENTS_ONLY_TAG = "students-only"  # instructions for the graded exercise; not for readers
 READER_NOTE = (
     "**Reading edition.** This copy is worked: each answer is filled in but folded away, so you "
     "can try it in your head first (in JupyterLab click the blue bar left of the folded cell; "
@@ -54,7 +59,7 @@ def reading_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     notebook with answers gets a note for readers right after its title.
     """
     nb = nbclean.clean_source_notebook(nb)
-    kept = [c for c in nb.cells if STUDENTS_ONLY_TAG not in c.get("metadata", {}).get("tags", [])]
+    kept = [cell for cell in nb.cells if not has_tag(cell, STUDENTS_ONLY_TAG)]
     if any(is_solution(cell) for cell in kept):
         kept.insert(1, nbformat.v4.new_markdown_cell(READER_NOTE))
     nb.cells = kept

@@ -12,6 +12,8 @@ _HIDDEN_END = re.compile(r"^\s*### (END) HIDDEN TESTS\s*$")
 
 
 SETUP_GRADE_ID = "setup"  # the imports cell that answer cells may rely on (and loaders run)
+TIMING_TAG = "timing"  # cells whose printed numbers change from run to run
+STUDENTS_ONLY_TAG = "students-only"  # instructions for the graded exercise; not for readers
 
 
 def is_solution_marker(line: str) -> bool:
@@ -20,6 +22,10 @@ def is_solution_marker(line: str) -> bool:
 
 def nbgrader_meta(cell: nbformat.NotebookNode) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def has_tag(cell: nbformat.NotebookNode, tag: str) -> bool:
+    return tag in cell.get("metadata", {}).get("tags", [])
 
 
 def grade_id(cell: nbformat.NotebookNode) -> str | None:

@@ -215,7 +215,7 @@ def student_cells(source_nb, student_nb) -> dict[str, nbformat.NotebookNode]:
         return found
     for cell in student_nb.get("cells", []):
         try:
-            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            gid = grade_id(cell)
         except AttributeError:
             continue
         if isinstance(gid, str) and gid not in found:

@@ -28,7 +28,7 @@ from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, default
 
-from .cells import is_graded, is_solution, without_hidden_tests
+from .cells import TIMING_TAG, has_tag, is_graded, is_solution, without_hidden_tests
 
 TEMPLATE_FILE = "mlm_feedback.html.j2"
 HIDDEN_NOTE = "# (the hidden tests of this check ran here; they are not shown in the feedback)"
@@ -102,14 +102,12 @@ class ReadableFeedback(Preprocessor):
     enabled = Bool(True).tag(config=True)
 
     def preprocess(self, nb, resources):
-        from .build import TIMING_TAG
-
         checks = []
         for cell in nb.cells:
             if cell.cell_type == "code":
                 outputs = [short_output(output) for output in cell.get("outputs", [])]
                 cell.outputs = [output for output in outputs if output is not None]
-                if TIMING_TAG in cell.get("metadata", {}).get("tags", []) and cell.outputs:
+                if has_tag(cell, TIMING_TAG) and cell.outputs:
                     # the same feedback on every rebuild (the build commits it)
                     cell.outputs = [nbformat.v4.new_output("stream", name="stdout",
                                                            text=TIMING_NOTE)]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import nbformat
 
+from .cells import grade_id
+
 KEPT_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 _ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -17,8 +19,8 @@ def stable_cell_ids(nb: nbformat.NotebookNode) -> None:
     """Name each cell after its grade_id (unique by nbgrader's rules), else by its position."""
     used: set[str] = set()
     for index, cell in enumerate(nb.cells):
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        candidate = _ID_CHARS.sub("-", grade_id)[:64] if grade_id else f"cell-{index:03d}"
+        gid = grade_id(cell)
+        candidate = _ID_CHARS.sub("-", gid)[:64] if gid else f"cell-{index:03d}"
         while candidate in used:
             candidate = f"{candidate[:58]}-{index:03d}"
         used.add(candidate)

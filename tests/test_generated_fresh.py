@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import GENERATED, ROOT
 
-from mlmcourse.build import MANIFEST, TIMING_TAG, stale_stages
+from mlmcourse.build import MANIFEST, stale_stages
+from mlmcourse.cells import TIMING_TAG, has_tag
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +29,7 @@ def comparable(path: Path) -> bytes:
         return path.read_bytes()
     nb = json.loads(path.read_text(encoding="utf-8"))
     for cell in nb["cells"]:
-        if TIMING_TAG in cell.get("metadata", {}).get("tags", []):
+        if has_tag(cell, TIMING_TAG):
             cell["outputs"] = []
     return json.dumps(nb, sort_keys=True).encode()
 

@@ -6,15 +6,11 @@ import nbformat
 import pytest
 from conftest import ROOT
 
-from mlmcourse.build import READER_NOTE, STUDENTS_ONLY_TAG
-from mlmcourse.cells import has_markers, is_solution
+from mlmcourse.build import READER_NOTE
+from mlmcourse.cells import STUDENTS_ONLY_TAG, has_markers, has_tag, is_solution
 from mlmcourse.course import source_notebooks
 
 SOURCES = source_notebooks(ROOT)
-
-
-def tags(cell) -> list[str]:
-    return cell.get("metadata", {}).get("tags", [])
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=[p.stem for p in SOURCES])
@@ -22,7 +18,7 @@ def test_reading_edition_is_worked_folded_and_speaks_to_readers(source):
     answers_in_source = any(is_solution(cell) for cell in nbformat.read(source, 4).cells)
     edition = nbformat.read(ROOT / "notebooks" / source.name, 4)
     for cell in edition.cells:
-        assert STUDENTS_ONLY_TAG not in tags(cell), "instructions for students reached readers"
+        assert not has_tag(cell, STUDENTS_ONLY_TAG), "instructions for students reached readers"
         assert not has_markers(cell.source), "an nbgrader marker reached the reading edition"
         if is_solution(cell):
             assert cell.metadata["jupyter"]["source_hidden"] is True
@@ -35,7 +31,7 @@ def test_reading_edition_is_worked_folded_and_speaks_to_readers(source):
 
 def test_students_only_cells_stay_in_the_release():
     tagged = [cell for path in SOURCES for cell in nbformat.read(path, 4).cells
-              if STUDENTS_ONLY_TAG in tags(cell)]
+              if has_tag(cell, STUDENTS_ONLY_TAG)]
     assert tagged, "the source has no students-only instructions to test"
     released = {cell.source for path in sorted((ROOT / "release").rglob("*.ipynb"))
                 for cell in nbformat.read(path, 4).cells}
