@@ -24,9 +24,9 @@ c.Execute.execute_retries = 0
 # tracebacks (also when a TA runs `nbgrader generate_feedback` by hand after manual grading).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "mlmcourse.feedback.ReadableFeedback",
+    "mlmcourse.grader.feedback.ReadableFeedback",
 ]
-c.GenerateFeedback.exporter_class = "mlmcourse.feedback.FeedbackExporter"
+c.GenerateFeedback.exporter_class = "mlmcourse.grader.feedback.FeedbackExporter"
 
 # Validate must report the visible checks: they are read-only cells, not graded ones (the graded
 # cells of the release hold only a docstring, so validating those alone would always succeed).

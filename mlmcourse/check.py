@@ -1,6 +1,6 @@
 """Self-check: run the hidden tests on a learner's own notebook, offline, without touching it.
 
-The notebook goes through the same engine as the TA's grading (:mod:`mlmcourse.engine`): the
+The notebook goes through the same engine as the TA's grading (:mod:`mlmcourse.grader.engine`): the
 tests come from ``source/``, the learner's answer cells run in a sandboxed worker, and the
 learner's file is only read (its sibling notebooks too, for the notebooks that load functions
 from earlier ones).
@@ -11,8 +11,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from .course import notebook_names
-from .engine import Limits, NotebookResult, TestResult, grade_submission
+from mlmcourse.course.layout import notebook_names
+from mlmcourse.grader.engine import Limits, NotebookResult, TestResult, grade_submission
 
 STUDENT = "self_check"
 

@@ -7,11 +7,11 @@ import sys
 import time
 from pathlib import Path
 
-from .course import find_root
+from mlmcourse.course.layout import find_root
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from .build import STAGES, build, stale_stages
+    from mlmcourse.build.editions import STAGES, build, stale_stages
 
     root = find_root()
     stages = args.stages or list(STAGES)
@@ -31,7 +31,13 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from .grading import GradingError, autograde, read_scores, score_table, write_csv
+    from mlmcourse.grader.grading import (
+        GradingError,
+        autograde,
+        read_scores,
+        score_table,
+        write_csv,
+    )
 
     root = find_root()
     started = time.perf_counter()
@@ -65,8 +71,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_normalize(args: argparse.Namespace) -> int:
-    from .course import source_notebooks
-    from .nbclean import normalize_file
+    from mlmcourse.course.layout import source_notebooks
+    from mlmcourse.course.nbio import normalize_file
 
     root = find_root()
     paths = [Path(p) for p in args.paths] or source_notebooks(root)
@@ -77,19 +83,19 @@ def cmd_normalize(args: argparse.Namespace) -> int:
 
 
 def cmd_lab(args: argparse.Namespace) -> int:
-    from . import lab
+    from mlmcourse import lab
 
     return lab.main(find_root(), args.port, not args.no_browser, args.dry_run)
 
 
 def cmd_site(args: argparse.Namespace) -> int:
-    from . import site
+    from mlmcourse.build.editions import site
 
     return site.main(args.out)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from . import benchmarks
+    import mlmcourse.bench.loss as benchmarks
 
     return benchmarks.main(args.what)
 

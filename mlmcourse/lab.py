@@ -7,7 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from .course import ASSIGNMENT
+from mlmcourse.course.layout import ASSIGNMENT
 
 WORK = "work"  # the student's own copies of the release notebooks (git-ignored)
 
@@ -44,7 +44,7 @@ def lab_command(root: Path, port: int | None = None, open_browser: bool = True) 
 
 
 def main(root: Path, port: int | None, open_browser: bool, dry_run: bool) -> int:
-    from .build import build, stale_stages
+    from mlmcourse.build.editions import build, stale_stages
 
     stale = [stage for stage in stale_stages(root) if stage in ("release", "notebooks")]
     if stale:

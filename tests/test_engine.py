@@ -18,10 +18,19 @@ import nbformat
 import pytest
 from conftest import ROOT, copy_course, run_course
 
-from mlmcourse import engine_remote, engine_sandbox, nbclean
-from mlmcourse.cells import cells_by_grade_id, is_graded, is_solution, without_solution_markers
-from mlmcourse.course import ASSIGNMENT, notebook_names
-from mlmcourse.engine import (
+from mlmcourse.build.samples import apply_patches, load_sample, reference_notebook
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import (
+    cells_by_grade_id,
+    is_graded,
+    is_solution,
+    without_solution_markers,
+)
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader import harness as trusted_side
+from mlmcourse.grader import sandbox as worker_sandbox
+from mlmcourse.grader import wire, zygote
+from mlmcourse.grader.engine import (
     Limits,
     defined_names,
     grade_submission,
@@ -29,7 +38,6 @@ from mlmcourse.engine import (
     trusted_notebooks,
     worker_cells,
 )
-from mlmcourse.samples import apply_patches, load_sample, reference_notebook
 
 # Small limits: a hang costs 4 s, a memory blow-up stops at 512 MiB. Scores do not change.
 LIMITS = Limits(cell_timeout_s=60, memory_bytes=512 << 20, cpu_seconds=30, call_timeout_s=4,
@@ -55,7 +63,7 @@ def ta_files(course: Path) -> list[Path]:
 
 
 def sandbox() -> str:
-    return engine_sandbox.get_zygote().sandbox
+    return zygote.get_zygote().sandbox
 
 
 # ---------------------------------------------------------------------------------------------
@@ -77,9 +85,9 @@ def build_sample(course: Path, sample_id: str, folder: Path):
         if student.base == "reference":
             nb = reference_notebook(course, name)
         else:
-            nb = nbclean.read(course / "release" / ASSIGNMENT / f"{name}.ipynb")
+            nb = nbio.read(course / "release" / ASSIGNMENT / f"{name}.ipynb")
         apply_patches(student, name, nb)
-        nbclean.write(nb, folder / sample_id / ASSIGNMENT / f"{name}.ipynb")
+        nbio.write(nb, folder / sample_id / ASSIGNMENT / f"{name}.ipynb")
     return student
 
 
@@ -161,7 +169,7 @@ def test_student_code_cannot_reach_the_course(graded, course):
 @pytest.mark.slow
 def test_stderr_is_a_note_not_a_failure(graded):
     _, results = graded["results"]["hostile_stderr"]
-    nb = nbclean.read(results["01_corruption"].autograded_path)
+    nb = nbio.read(results["01_corruption"].autograded_path)
     streams = [o for c in nb.cells if is_graded(c) for o in c.get("outputs", [])
                if o.get("output_type") == "stream"]
     assert not [o for o in streams if o.get("name") == "stderr"]
@@ -171,8 +179,8 @@ def test_stderr_is_a_note_not_a_failure(graded):
 @pytest.mark.slow
 def test_autograded_notebook_shows_the_students_code_and_the_real_tests(graded, course):
     _, results = graded["results"]["hostile_edited_tests"]
-    graded_nb = nbclean.read(results["01_corruption"].autograded_path)
-    source = nbclean.read(course / "source" / ASSIGNMENT / "01_corruption.ipynb")
+    graded_nb = nbio.read(results["01_corruption"].autograded_path)
+    source = nbio.read(course / "source" / ASSIGNMENT / "01_corruption.ipynb")
     shown = cells_by_grade_id(graded_nb)
     for gid, cell in cells_by_grade_id(source).items():
         if is_solution(cell):
@@ -204,8 +212,8 @@ def test_release_stub_is_what_nbgrader_releases():
         release = ROOT / "release" / ASSIGNMENT / f"{name}.ipynb"
         if not release.is_file():
             pytest.skip("release/ has not been built")
-        released = cells_by_grade_id(nbclean.read(release))
-        for gid, cell in cells_by_grade_id(nbclean.read(ROOT / "source" / ASSIGNMENT /
+        released = cells_by_grade_id(nbio.read(release))
+        for gid, cell in cells_by_grade_id(nbio.read(ROOT / "source" / ASSIGNMENT /
                                                          f"{name}.ipynb")).items():
             if is_solution(cell) and cell.cell_type == "code":
                 assert release_stub(cell.source) == released[gid].source, f"{name}/{gid}"
@@ -217,8 +225,8 @@ def test_defined_names_are_the_reference_definitions():
 
 
 def test_trusted_notebook_takes_only_the_solution_cells():
-    source = nbclean.read(ROOT / "source" / ASSIGNMENT / "01_corruption.ipynb")
-    student = nbclean.read(ROOT / "source" / ASSIGNMENT / "01_corruption.ipynb")
+    source = nbio.read(ROOT / "source" / ASSIGNMENT / "01_corruption.ipynb")
+    student = nbio.read(ROOT / "source" / ASSIGNMENT / "01_corruption.ipynb")
     by_id = cells_by_grade_id(student)
     by_id["make_mlm_inputs"].source = "def make_mlm_inputs(*a):\n    return 'mine'"
     for cell in student.cells:
@@ -249,23 +257,23 @@ def test_codec_keeps_sharing_and_refuses_code():
     base = torch.arange(12)
     data = {"a": base, "v": base[2:5], "n": [1, 2.5, None, "s", True, 1 + 2j],
             "t": (torch.float64, torch.device("cpu"), torch.Size([2, 3]))}
-    back = engine_remote._loads(engine_remote._dumps(data))
+    back = wire._loads(wire._dumps(data))
     assert back["v"].tolist() == [2, 3, 4] and back["n"] == data["n"] and back["t"] == data["t"]
     assert back["v"].untyped_storage().data_ptr() == back["a"].untyped_storage().data_ptr()
     with pytest.raises(TypeError):
-        engine_remote._dumps({"f": print})
-    pickled = engine_remote._dumps({"g": torch.Generator()}, allow_pickle=True)
+        wire._dumps({"f": print})
+    pickled = wire._dumps({"g": torch.Generator()}, allow_pickle=True)
     with pytest.raises(ValueError):
-        engine_remote._loads(pickled)  # what the worker sends is never unpickled
-    lying = engine_remote._dumps(torch.arange(4)).replace(b"[4]", b"[9]")
+        wire._loads(pickled)  # what the worker sends is never unpickled
+    lying = wire._dumps(torch.arange(4)).replace(b"[4]", b"[9]")
     with pytest.raises(ValueError):
-        engine_remote._loads(lying)  # a tensor larger than its bytes
+        wire._loads(lying)  # a tensor larger than its bytes
 
 
 # ---------------------------------------------------------------------------------------------
 # The worker sandbox, probed from inside by the student's side.
 
-PROJECT = Path(engine_sandbox.__file__).resolve().parents[1]  # the course's own folder
+PROJECT = Path(zygote.__file__).resolve().parents[2]  # the course's own folder
 
 PROBE = '''
 import os, socket
@@ -294,8 +302,8 @@ def probe(course, project):
 
 
 def student_worker(cells: list[dict], limits: Limits = LIMITS):
-    os.environ["MLM_ZYGOTE"] = engine_sandbox.get_zygote().socket_path
-    harness = engine_remote.Harness({"notebook": "t.ipynb", "notebooks": {"t.ipynb": cells},
+    os.environ["MLM_ZYGOTE"] = zygote.get_zygote().socket_path
+    harness = trusted_side.Harness({"notebook": "t.ipynb", "notebooks": {"t.ipynb": cells},
                                      "bindings": {}, "limits": limits.for_worker()}, None)
     return harness, harness.client("t.ipynb")
 
@@ -305,7 +313,7 @@ def test_worker_sandbox_hides_the_course_and_the_network(course):
         pytest.skip(SANDBOX_NEEDED)
     harness, client = student_worker([{"grade_id": "p", "source": PROBE, "filename": "<p>"}])
     try:
-        facts = engine_remote.StudentFunction(client, "probe")(str(course), str(PROJECT))
+        facts = trusted_side.StudentFunction(client, "probe")(str(course), str(PROJECT))
     finally:
         harness.close()
     assert facts["course_visible"] is False
@@ -315,15 +323,15 @@ def test_worker_sandbox_hides_the_course_and_the_network(course):
     assert facts["pids"] <= 3, "the worker sees processes outside its own namespace"
     # The root holds system folders, the student's home and the first folder of each read-only
     # bind (the venv and package live wherever the course was cloned, e.g. /check/... on CI).
-    binds = engine_sandbox.readonly_paths()
-    bind_tops = {Path(path).parts[1] for path in [*binds, engine_sandbox.SANDBOX_HOME]}
+    binds = worker_sandbox.readonly_paths()
+    bind_tops = {Path(path).parts[1] for path in [*binds, worker_sandbox.SANDBOX_HOME]}
     assert set(facts["root"]) <= {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32",
                                   "etc", "proc", "dev", "tmp"} | bind_tops
     # Of the project folder itself only the bound package (and venv) show, never its sources.
     visible = set(facts["project"] or [])
     assert visible <= {"mlmcourse", ".venv"}, f"the worker sees {visible} in the project"
     if os.getuid() == 0:
-        assert facts["uid"] == engine_sandbox.NOBODY
+        assert facts["uid"] == worker_sandbox.NOBODY
     assert not list(course.rglob("written-by-student"))
 
 
@@ -343,13 +351,13 @@ def test_worker_limits_and_restarts():
         "    return kind\n")}]
     harness, client = student_worker(cells, Limits(call_timeout_s=2, student_time_s=30,
                                                     memory_bytes=512 << 20))
-    work = engine_remote.StudentFunction(client, "work")
+    work = trusted_side.StudentFunction(client, "work")
     try:
         assert work("fine") == "fine"
-        with pytest.raises(engine_remote.StudentCodeTimeout):
+        with pytest.raises(wire.StudentCodeTimeout):
             work("hang")
         assert work("fine") == "fine"  # a new worker
-        with pytest.raises(engine_remote.StudentCodeCrashed, match="exit code 3"):
+        with pytest.raises(wire.StudentCodeCrashed, match="exit code 3"):
             work("exit")
         with pytest.raises(RuntimeError):
             work("memory")
@@ -379,23 +387,23 @@ def test_proxy_reproduces_mutation_aliasing_generators_and_gradients():
     harness, client = student_worker(cells)
     try:
         x = torch.arange(4)
-        view, copy = engine_remote.StudentFunction(client, "mutate")(x)
+        view, copy = trusted_side.StudentFunction(client, "mutate")(x)
         assert x.tolist() == [99, 1, 2, 3]  # the caller's tensor changed, as it would natively
         view[0] = -1
         assert x[1] == -1, "an output that is a view of an input must stay a view of it"
         assert copy.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
         g, reference = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
-        assert torch.equal(engine_remote.StudentFunction(client, "draw")(g),
+        assert torch.equal(trusted_side.StudentFunction(client, "draw")(g),
                            torch.rand(3, generator=reference))
         assert torch.equal(torch.rand(2, generator=g), torch.rand(2, generator=reference))
         z = torch.randn(3, dtype=torch.float64, requires_grad=True)
-        out = engine_remote.StudentFunction(client, "loss")(z)
+        out = trusted_side.StudentFunction(client, "loss")(z)
         out.backward()
         assert torch.allclose(z.grad, 2 * z.detach())
-        assert torch.autograd.gradcheck(engine_remote.StudentFunction(client, "loss"), (z,))
-        assert not engine_remote.StudentFunction(client, "detached")(z).requires_grad
-        square_sum = engine_remote.StudentFunction(client, "loss")
-        twice = engine_remote.StudentFunction(client, "twice")
+        assert torch.autograd.gradcheck(trusted_side.StudentFunction(client, "loss"), (z,))
+        assert not trusted_side.StudentFunction(client, "detached")(z).requires_grad
+        square_sum = trusted_side.StudentFunction(client, "loss")
+        twice = trusted_side.StudentFunction(client, "twice")
         assert twice(square_sum, torch.tensor([1.0, 2.0])).item() == 25.0  # a proxy passed in
     finally:
         harness.close()
@@ -411,7 +419,7 @@ def toy_notebook(cells: list[tuple[str, str, dict]]) -> nbformat.NotebookNode:
         meta = {"grade_id": gid, "locked": True, "solution": False, "grade": False,
                 "schema_version": 3, **extra}
         nb.cells.append(nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta}))
-    return nbclean.clean_source_notebook(nb)
+    return nbio.clean_source_notebook(nb)
 
 
 def test(gid: str, source: str) -> tuple[str, str, dict]:
@@ -438,13 +446,13 @@ def toy(tmp_path_factory) -> Path:
         "04_absent": [SETUP, SOLUTION, test("t_absent", "assert double(1) == 2")],
     }
     for name, cells in notebooks.items():
-        nbclean.write(toy_notebook(cells), root / "source" / ASSIGNMENT / f"{name}.ipynb")
+        nbio.write(toy_notebook(cells), root / "source" / ASSIGNMENT / f"{name}.ipynb")
         if name != "04_absent":
             nb = toy_notebook(cells)
             for cell in nb.cells:
                 if is_solution(cell):
                     cell.source = without_solution_markers(cell.source)
-            nbclean.write(nb, root / "submitted" / "toy" / ASSIGNMENT / f"{name}.ipynb")
+            nbio.write(nb, root / "submitted" / "toy" / ASSIGNMENT / f"{name}.ipynb")
     return root
 
 
@@ -484,7 +492,7 @@ def test_check_command_reports_each_test_and_leaves_the_notebook_alone(course, g
 @pytest.mark.slow
 def test_fallback_without_sandbox_grades_the_same(graded, course, tmp_path, monkeypatch):
     monkeypatch.setenv("MLMCOURSE_SANDBOX", "none")
-    engine_sandbox.stop_zygote()
+    zygote.stop_zygote()
     try:
         assert sandbox() == "none"
         for sample_id in ("reference", "hostile_crash"):
@@ -494,11 +502,11 @@ def test_fallback_without_sandbox_grades_the_same(graded, course, tmp_path, monk
                                      LIMITS, notebooks=["01_corruption"])
             assert again[0].score == first["01_corruption"].score, sample_id
     finally:
-        engine_sandbox.stop_zygote()
+        zygote.stop_zygote()
 
 
 def test_kernel_stub_module_imports_nothing_heavy():
-    code = ("import sys, mlmcourse.engine_sandbox as z; "
+    code = ("import sys, mlmcourse.grader.zygote as z; "
             "print(sorted(m for m in ('torch', 'nbformat', 'IPython') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, check=True)

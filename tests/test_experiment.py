@@ -8,8 +8,8 @@ import pytest
 import torch
 from conftest import ROOT
 
-from mlmcourse import experiment
-from mlmcourse.loader import NotebookNotReady, from_notebook, load_functions
+from mlmcourse.teaching import experiment
+from mlmcourse.teaching.loader import NotebookNotReady, from_notebook, load_functions
 
 SOURCE = ROOT / "source" / "bert_mlm"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import GENERATED, ROOT
 
-from mlmcourse.build import MANIFEST, stale_stages
-from mlmcourse.cells import TIMING_TAG, has_tag
+from mlmcourse.build.editions import MANIFEST, stale_stages
+from mlmcourse.course.cells import TIMING_TAG, has_tag
 
 pytestmark = pytest.mark.slow
 

@@ -8,11 +8,11 @@ import shutil
 import pytest
 from conftest import run_course
 
-from mlmcourse import nbclean
-from mlmcourse.cells import total_points
-from mlmcourse.course import ASSIGNMENT, notebook_names
-from mlmcourse.grading import read_scores
-from mlmcourse.samples import expected_scores, load_samples
+from mlmcourse.build.samples import expected_scores, load_samples
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import total_points
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader.grading import read_scores
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +28,7 @@ def samples(built_course):
 
 
 def full_points(root, name):
-    return total_points(nbclean.read(root / "source" / ASSIGNMENT / f"{name}.ipynb"))
+    return total_points(nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb"))
 
 
 def test_reference_scores_full_marks(built_course, scores):

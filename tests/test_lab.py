@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 from conftest import copy_course, course_env, run_course
 
-from mlmcourse.course import ASSIGNMENT
+from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.lab import WORK, ensure_work_copies, lab_command
 
 

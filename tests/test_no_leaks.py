@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from mlmcourse import nbclean
-from mlmcourse.cells import has_markers, is_graded
-from mlmcourse.course import ASSIGNMENT, source_notebooks
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import has_markers, is_graded
+from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
 
 LONG_LINE = 48  # a secret line this long is distinctive on its own
 SHORT_LINE = 16  # shorter lines (`return x`, `import torch`) are too common to prove anything
@@ -36,7 +36,7 @@ def secrets() -> tuple[set[str], set[tuple[str, str]]]:
     long_lines, pairs = set(), set()
     for path in source_notebooks(ROOT):
         runs, public = [], set()
-        for cell in nbclean.read(path).cells:
+        for cell in nbio.read(path).cells:
             cell_runs, cell_public = region_lines(cell.source)
             runs += cell_runs
             public |= cell_public
@@ -52,7 +52,7 @@ def secrets() -> tuple[set[str], set[tuple[str, str]]]:
 
 def code_lines(path: Path) -> list[str]:
     if path.suffix == ".ipynb":
-        text = "\n".join(cell.source for cell in nbclean.read(path).cells)
+        text = "\n".join(cell.source for cell in nbio.read(path).cells)
     else:
         text = path.read_text(encoding="utf-8")
     return [line.strip() for line in text.split("\n") if line.strip()]
@@ -65,7 +65,7 @@ def student_facing_files() -> list[Path]:
 
 
 def test_there_are_secrets_to_protect():
-    graded = [p for p in source_notebooks(ROOT) if any(map(is_graded, nbclean.read(p).cells))]
+    graded = [p for p in source_notebooks(ROOT) if any(map(is_graded, nbio.read(p).cells))]
     long_lines, pairs = secrets()
     assert graded and long_lines and len(pairs) > 10 * len(graded)
 
@@ -87,7 +87,7 @@ def test_no_solution_or_hidden_test_line_leaks(path):
 
 def test_a_pasted_solution_would_be_caught():
     """The detector itself: two lines of the reference solution, pasted anywhere, are found."""
-    nb = nbclean.read(source_notebooks(ROOT)[0])
+    nb = nbio.read(source_notebooks(ROOT)[0])
     runs = [run for cell in nb.cells for run in region_lines(cell.source)[0] if len(run) > 3]
     pasted = ["x = 1", *runs[0][1:3], "y = 2"]
     assert leaks(pasted), f"pasting {runs[0][1:3]} went unnoticed"

@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, course_env
 
-from mlmcourse import nbclean
-from mlmcourse.cells import is_graded, is_solution, total_points
-from mlmcourse.course import ASSIGNMENT, notebook_names
-from mlmcourse.grading import GradingError, autograde, gradebook_url, read_scores
-from mlmcourse.samples import apply_patches, expected_scores, load_sample, reference_notebook
+from mlmcourse.build.samples import apply_patches, expected_scores, load_sample, reference_notebook
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import is_graded, is_solution, total_points
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader.grading import GradingError, autograde, gradebook_url, read_scores
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
 
 def pick_students() -> list[str]:
     """reference, blank and the first wrong student that loses points in the first notebook."""
-    full = total_points(nbclean.read(ROOT / "source" / ASSIGNMENT / f"{FIRST}.ipynb"))
+    full = total_points(nbio.read(ROOT / "source" / ASSIGNMENT / f"{FIRST}.ipynb"))
     for path in sorted((ROOT / "samples").glob("wrong_*.py")):
         sample = load_sample(path, notebook_names(ROOT))
         if FIRST in sample.notebooks and sample.expected.get(FIRST, full) < full:
@@ -57,9 +57,9 @@ def make_course(destination: Path, students: list[str] = STUDENTS) -> Path:
         if student.base == "reference":
             nb = reference_notebook(ROOT, FIRST)
         else:
-            nb = nbclean.read(ROOT / "release" / ASSIGNMENT / f"{FIRST}.ipynb")
+            nb = nbio.read(ROOT / "release" / ASSIGNMENT / f"{FIRST}.ipynb")
         apply_patches(student, FIRST, nb)
-        nbclean.write(nb, destination / "submitted" / student_id / ASSIGNMENT / f"{FIRST}.ipynb")
+        nbio.write(nb, destination / "submitted" / student_id / ASSIGNMENT / f"{FIRST}.ipynb")
     return destination
 
 
@@ -104,7 +104,7 @@ def _seen(dask_worker) -> list[str]:
 
 @pytest.fixture(scope="module")
 def client():
-    from mlmcourse.parallel import dask_client
+    from mlmcourse.grader.coordinator import dask_client
 
     with dask_client(workers=2) as dask:
         yield dask
@@ -113,8 +113,8 @@ def client():
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, client):
     """The small class graded in parallel, with every worker process audited."""
-    from mlmcourse.grading import generate_feedback
-    from mlmcourse.parallel import grade_class
+    from mlmcourse.grader.coordinator import grade_class
+    from mlmcourse.grader.grading import generate_feedback
 
     root = make_course(tmp_path_factory.mktemp("parallel") / "course").resolve()
     before = fingerprint(root / "submitted")
@@ -129,8 +129,8 @@ def test_parallel_scores_equal_sequential_engine_scores(graded, tmp_path):
     """Each test cell's score from the parallel run is the one the engine gives, run alone."""
     from nbgrader.api import Gradebook
 
-    from mlmcourse.engine import grade_submission
-    from mlmcourse.grading import course_id
+    from mlmcourse.grader.engine import grade_submission
+    from mlmcourse.grader.grading import course_id
 
     root = graded["root"]
     assert not graded["outcome"].failed
@@ -171,13 +171,13 @@ def test_autograded_notebooks_are_written_by_the_coordinator(graded):
     for student in STUDENTS:
         folder = root / "autograded" / student / ASSIGNMENT
         assert sorted(p.name for p in folder.iterdir()) == [f"{FIRST}.ipynb"], student
-        nb = nbclean.read(folder / f"{FIRST}.ipynb")
+        nb = nbio.read(folder / f"{FIRST}.ipynb")
         assert any(is_graded(cell) and cell.outputs for cell in nb.cells), student
 
 
 def test_feedback_says_what_failed_without_the_hidden_tests(graded):
     root = graded["root"]
-    source = nbclean.read(root / "source" / ASSIGNMENT / f"{FIRST}.ipynb")
+    source = nbio.read(root / "source" / ASSIGNMENT / f"{FIRST}.ipynb")
     hidden_lines = {
         line.strip()
         for cell in source.cells if is_graded(cell) and not is_solution(cell)
@@ -193,7 +193,7 @@ def test_feedback_says_what_failed_without_the_hidden_tests(graded):
         leaked = sorted(line for line in hidden_lines if line in text)
         assert not leaked, f"{student}: hidden test source in the feedback: {leaked[:3]}"
         assert "Traceback (most recent call last)" not in text, student
-        autograded = nbclean.read(root / "autograded" / student / ASSIGNMENT / f"{FIRST}.ipynb")
+        autograded = nbio.read(root / "autograded" / student / ASSIGNMENT / f"{FIRST}.ipynb")
         for cell in autograded.cells:
             if not (is_graded(cell) and not is_solution(cell)):
                 continue
@@ -214,8 +214,8 @@ def contents(folder: Path) -> dict[str, str]:
 def test_a_regrade_gives_the_same_scores_and_files(graded, client):
     """Grading the class again changes nothing: scores, autograded notebooks and feedback are
     byte-identical (the build commits them)."""
-    from mlmcourse.grading import generate_feedback
-    from mlmcourse.parallel import grade_class
+    from mlmcourse.grader.coordinator import grade_class
+    from mlmcourse.grader.grading import generate_feedback
 
     root = graded["root"]
     before = (read_scores(root), contents(root / "autograded"), contents(root / "feedback"))
@@ -247,7 +247,7 @@ def test_grade_command_on_a_running_scheduler(tmp_path, client):
 
 def _break_engine(dask_worker) -> None:
     """In a worker: the engine fails for every submission (a grader's failure)."""
-    import mlmcourse.engine as engine
+    import mlmcourse.grader.engine as engine
 
     def broken(*args, **kwargs):
         raise RuntimeError("engine out of order (test)")
@@ -257,7 +257,7 @@ def _break_engine(dask_worker) -> None:
 
 
 def _mend_engine(dask_worker) -> None:
-    import mlmcourse.engine as engine
+    import mlmcourse.grader.engine as engine
 
     engine.grade_submission = dask_worker.mlm_real_engine
 
@@ -265,7 +265,7 @@ def _mend_engine(dask_worker) -> None:
 def test_a_grader_failure_keeps_earlier_grades(graded, client):
     """When grading itself fails, the student keeps the earlier grades and notebooks, and the
     run says so (it never records the student as zero)."""
-    from mlmcourse.parallel import grade_class
+    from mlmcourse.grader.coordinator import grade_class
 
     root = graded["root"]
     scores = read_scores(root)
@@ -282,7 +282,7 @@ def test_a_grader_failure_keeps_earlier_grades(graded, client):
 
 
 def test_autograde_raises_grading_error_for_failed_submissions(tmp_path, monkeypatch):
-    from mlmcourse import parallel
+    from mlmcourse.grader import coordinator as parallel
 
     def fake(root, students, **kwargs):
         return parallel.ClassOutcome(failed={"someone": "worker lost"})
@@ -295,7 +295,7 @@ def test_autograde_raises_grading_error_for_failed_submissions(tmp_path, monkeyp
 
 def test_links_in_a_submission_are_not_shipped(tmp_path):
     """A submitted link (to the gradebook, say) is never read and sent to a worker."""
-    from mlmcourse.parallel import submission_files
+    from mlmcourse.grader.coordinator import submission_files
 
     folder = tmp_path / "submitted" / "sneaky" / ASSIGNMENT
     folder.mkdir(parents=True)

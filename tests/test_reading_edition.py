@@ -6,9 +6,9 @@ import nbformat
 import pytest
 from conftest import ROOT
 
-from mlmcourse.build import READER_NOTE
-from mlmcourse.cells import STUDENTS_ONLY_TAG, has_markers, has_tag, is_solution
-from mlmcourse.course import source_notebooks
+from mlmcourse.build.editions import READER_NOTE
+from mlmcourse.course.cells import STUDENTS_ONLY_TAG, has_markers, has_tag, is_solution
+from mlmcourse.course.layout import source_notebooks
 
 SOURCES = source_notebooks(ROOT)
 

@@ -7,9 +7,9 @@ import re
 import pytest
 from conftest import ROOT
 
-from mlmcourse import nbclean
-from mlmcourse.cells import grade_id, is_graded, is_solution, nbgrader_meta
-from mlmcourse.course import source_notebooks
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import grade_id, is_graded, is_solution, nbgrader_meta
+from mlmcourse.course.layout import source_notebooks
 
 NOTEBOOKS = source_notebooks(ROOT)
 ids = [p.name for p in NOTEBOOKS]
@@ -23,14 +23,14 @@ def test_the_series_exists():
 def test_source_is_normalized(path):
     text = path.read_text(encoding="utf-8")
     assert '"output_type"' not in text, f"{path.name} keeps outputs: run `make normalize`"
-    assert text == nbclean.dumps(nbclean.clean_source_notebook(nbclean.read(path))), (
+    assert text == nbio.dumps(nbio.clean_source_notebook(nbio.read(path))), (
         f"{path.name} is not normalized: run `make normalize`"
     )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_every_cell_is_an_nbgrader_cell_with_a_readable_id(path):
-    nb = nbclean.read(path)
+    nb = nbio.read(path)
     for index, cell in enumerate(nb.cells):
         meta = nbgrader_meta(cell)
         assert meta.get("schema_version") == 3, f"{path.name} cell {index} lacks nbgrader metadata"
@@ -43,7 +43,7 @@ def test_every_cell_is_an_nbgrader_cell_with_a_readable_id(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_graded_cells_open_with_a_docstring_and_hold_hidden_tests(path):
-    for cell in nbclean.read(path).cells:
+    for cell in nbio.read(path).cells:
         if not is_graded(cell):
             continue
         first = cell.source.lstrip().split("\n", 1)[0]
@@ -54,5 +54,5 @@ def test_graded_cells_open_with_a_docstring_and_hold_hidden_tests(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_every_notebook_starts_with_a_setup_cell(path):
-    code = [cell for cell in nbclean.read(path).cells if cell.cell_type == "code"]
+    code = [cell for cell in nbio.read(path).cells if cell.cell_type == "code"]
     assert grade_id(code[0]) == "setup", f"{path.name}: the first code cell must be `setup`"

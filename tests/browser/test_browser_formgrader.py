@@ -8,10 +8,10 @@ import shutil
 import labdriver as lab
 import pytest
 
-from mlmcourse import nbclean
-from mlmcourse.cells import grade_id, is_graded
-from mlmcourse.course import ASSIGNMENT
-from mlmcourse.grading import read_scores
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import grade_id, is_graded
+from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.grader.grading import read_scores
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -82,7 +82,7 @@ def partly_failed(course) -> tuple[str, str, list[str]]:
         if 0 < score.score < score.max_score:
             path = course / "autograded" / score.student / ASSIGNMENT / f"{score.notebook}.ipynb"
             messages = []
-            for cell in nbclean.read(path).cells:
+            for cell in nbio.read(path).cells:
                 for output in cell.get("outputs", []) if is_graded(cell) else []:
                     if output.output_type == "error":
                         messages.append((grade_id(cell), output.evalue.strip().splitlines()[0]))

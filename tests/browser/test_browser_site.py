@@ -8,7 +8,7 @@ import labdriver as lab
 import pytest
 from conftest import run_course
 
-from mlmcourse.site import CORE_LAST, local_mathjax
+from mlmcourse.build.site import CORE_LAST, local_mathjax
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -9,9 +9,14 @@ import labdriver as lab
 import pytest
 from conftest import copy_course, run_course
 
-from mlmcourse import nbclean
-from mlmcourse.cells import cells_by_grade_id, grade_id, nbgrader_meta, without_solution_markers
-from mlmcourse.course import ASSIGNMENT
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import (
+    cells_by_grade_id,
+    grade_id,
+    nbgrader_meta,
+    without_solution_markers,
+)
+from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.lab import WORK, ensure_work_copies
 
 pytestmark = pytest.mark.browser
@@ -29,13 +34,13 @@ WORK_COPY = f"{WORK}/{ASSIGNMENT}/{NOTEBOOK}.ipynb"
 
 def reference_answer(course: Path) -> str:
     """The source solution with the marker lines dropped: what a correct student types."""
-    source = nbclean.read(course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    source = nbio.read(course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
     return without_solution_markers(cells_by_grade_id(source)[ANSWER].source)
 
 
 def wrong_answer(course: Path) -> str:
     """The answer cell's signature and docstring, then a plausible but wrong body."""
-    source = nbclean.read(course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    source = nbio.read(course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
     text = cells_by_grade_id(source)[ANSWER].source
     head, _, rest = text.partition("### BEGIN SOLUTION")
     indent = head[head.rfind("\n") + 1:]
@@ -45,7 +50,7 @@ def wrong_answer(course: Path) -> str:
 
 def check_cells(course: Path) -> list[int]:
     """Positions of the visible checks: locked, ungraded code cells that assert something."""
-    nb = nbclean.read(course / WORK_COPY)
+    nb = nbio.read(course / WORK_COPY)
     return [
         index for index, cell in enumerate(nb.cells)
         if cell.cell_type == "code" and nbgrader_meta(cell).get("locked")
@@ -54,7 +59,7 @@ def check_cells(course: Path) -> list[int]:
 
 
 def answer_index(course: Path) -> int:
-    nb = nbclean.read(course / WORK_COPY)
+    nb = nbio.read(course / WORK_COPY)
     return next(i for i, cell in enumerate(nb.cells) if grade_id(cell) == ANSWER)
 
 

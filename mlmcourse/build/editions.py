@@ -11,8 +11,8 @@ from pathlib import Path
 
 import nbformat
 
-from . import nbclean
-from .cells import (
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import (
     STUDENTS_ONLY_TAG,
     has_tag,
     is_graded,
@@ -20,9 +20,9 @@ from .cells import (
     without_hidden_tests,
     without_solution_markers,
 )
-from .course import ASSIGNMENT, source_notebooks
-from .grading import autograde, run_nbgrader, submitted_students
-from .samples import build_submissions
+from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
+from mlmcourse.grader.grading import autograde, run_nbgrader, submitted_students
+from mlmcourse.build.samples import build_submissions
 
 STAGES = ("release", "notebooks", "graded")
 MANIFEST = "build-manifest.json"
@@ -49,7 +49,7 @@ def build_release(root: Path) -> None:
         shutil.rmtree(release)
     run_nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
     for path in sorted(release.glob("*.ipynb")):
-        nbclean.write(nbclean.read(path), path)  # one serialization for every generated file
+        nbio.write(nbio.read(path), path)  # one serialization for every generated file
 
 
 def reading_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -58,7 +58,7 @@ def reading_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     Cells tagged `students-only` (how to work on the graded exercise) are dropped, and a
     notebook with answers gets a note for readers right after its title.
     """
-    nb = nbclean.clean_source_notebook(nb)
+    nb = nbio.clean_source_notebook(nb)
     kept = [cell for cell in nb.cells if not has_tag(cell, STUDENTS_ONLY_TAG)]
     if any(is_solution(cell) for cell in kept):
         kept.insert(1, nbformat.v4.new_markdown_cell(READER_NOTE))
@@ -82,8 +82,8 @@ def build_reading_edition(root: Path, timeout: int = 600) -> None:
         stale.unlink()
     editions = {}
     for path in source_notebooks(root):
-        editions[path.name] = reading_edition(nbclean.read(path))
-        nbclean.write(editions[path.name], folder / path.name)  # siblings readable by loaders
+        editions[path.name] = reading_edition(nbio.read(path))
+        nbio.write(editions[path.name], folder / path.name)  # siblings readable by loaders
     env = {k: v for k, v in os.environ.items() if k != "NBGRADER_EXECUTION"}
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     for name, nb in editions.items():
@@ -97,13 +97,13 @@ def build_reading_edition(root: Path, timeout: int = 600) -> None:
         )
         client.execute(env=env)  # passed on to the kernel manager: a clean environment
         for cell in nb.cells:
-            nbclean.strip_execution_metadata(cell)
+            nbio.strip_execution_metadata(cell)
             if "outputs" in cell:
-                cell.outputs = nbclean.merge_streams(cell.outputs)
+                cell.outputs = nbio.merge_streams(cell.outputs)
             if is_graded(cell):  # only a docstring is left: do not echo it back as Out[n]
                 cell.outputs = [o for o in cell.outputs if o.output_type != "execute_result"]
-        nbclean.stable_cell_ids(nb)
-        nbclean.write(nb, folder / name)
+        nbio.stable_cell_ids(nb)
+        nbio.write(nb, folder / name)
 
 
 def build_graded(root: Path) -> list[str]:

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import nbformat
 
-from .course import find_root
-from .nbclean import WIDGET_STATE
+from mlmcourse.course.layout import find_root
+from mlmcourse.course.nbio import WIDGET_STATE
 
 SITE = Path("build") / "site"
 NOTEBOOKS = "notebooks"

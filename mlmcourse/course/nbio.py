@@ -8,7 +8,7 @@ from pathlib import Path
 
 import nbformat
 
-from .cells import grade_id
+from mlmcourse.course.cells import grade_id
 
 KEPT_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}

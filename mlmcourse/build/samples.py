@@ -10,9 +10,9 @@ from pathlib import Path
 
 import nbformat
 
-from . import nbclean
-from .cells import cells_by_grade_id, is_solution, total_points, without_solution_markers
-from .course import ASSIGNMENT, notebook_names
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import cells_by_grade_id, is_solution, total_points, without_solution_markers
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 
 Patches = dict[str, dict[str, list[tuple[str, str]]]]
 
@@ -68,8 +68,8 @@ def load_samples(root: Path) -> list[SampleStudent]:
 
 def reference_notebook(root: Path, name: str) -> nbformat.NotebookNode:
     """The release notebook with every solution cell filled in from the source."""
-    release = nbclean.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
-    source_cells = cells_by_grade_id(nbclean.read(root / "source" / ASSIGNMENT / f"{name}.ipynb"))
+    release = nbio.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
+    source_cells = cells_by_grade_id(nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb"))
     for cell in release.cells:
         if is_solution(cell):
             gid = cell.metadata.nbgrader.grade_id
@@ -112,9 +112,9 @@ def build_submissions(root: Path) -> list[SampleStudent]:
             if student.base == "reference":
                 nb = reference_notebook(root, name)
             else:
-                nb = nbclean.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
+                nb = nbio.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
             apply_patches(student, name, nb)
-            nbclean.write(nb, submitted / student.student_id / ASSIGNMENT / f"{name}.ipynb")
+            nbio.write(nb, submitted / student.student_id / ASSIGNMENT / f"{name}.ipynb")
     return students
 
 
@@ -125,7 +125,7 @@ def expected_scores(root: Path, student: SampleStudent) -> dict[str, float]:
         if name in student.expected:
             scores[name] = float(student.expected[name])
         elif student.base == "reference":
-            nb = nbclean.read(root / "source" / ASSIGNMENT / f"{name}.ipynb")
+            nb = nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb")
             scores[name] = total_points(nb)
         else:
             scores[name] = 0.0

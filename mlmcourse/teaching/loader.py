@@ -24,29 +24,13 @@ from typing import Any
 import nbformat
 import torch
 
-from . import cells
-from .cells import SETUP_GRADE_ID, is_solution, is_solution_marker
+from mlmcourse.course.cells import SETUP_GRADE_ID, is_solution, is_solution_marker
+from mlmcourse.course.layout import cells
+from mlmcourse.course.siblings import NotebookNotReady, graded_loader
+from mlmcourse.course.siblings import notebook_label as _label
 
 _SHELL_OR_MAGIC = re.compile(r"^[%!]")  # line magics and shell escapes at column 0
-_NUMBER = re.compile(r"^(\d+)_")
 
-# Set by the autograder's trusted kernel (mlmcourse.engine_remote): given a notebook's path, it
-# returns that notebook's names as proxies to a sandboxed worker, so no student code runs here.
-GRADED_LOADER: Callable[[Path], dict[str, Any]] | None = None
-
-
-class NotebookNotReady(Exception):
-    """A notebook of the series is missing or unfinished; the message says which one."""
-
-    def _render_traceback_(self) -> list[str]:
-        # IPython shows this instead of a traceback: the student needs the sentence, not frames.
-        return [f"\x1b[0;31mNotebookNotReady\x1b[0m: {self}"]
-
-
-def _label(path: Path) -> str:
-    """'notebook 1 (01_corruption.ipynb)' for a numbered notebook, else the file name."""
-    match = _NUMBER.match(path.name)
-    return f"notebook {int(match.group(1))} ({path.name})" if match else path.name
 
 
 def _cell_source(cell: nbformat.NotebookNode) -> str:
@@ -114,8 +98,9 @@ def load_functions(
             f"{path.name} could not be read ({type(err).__name__}). Save {_label(path)} again "
             "from JupyterLab, then run this cell again."
         ) from None
-    if GRADED_LOADER is not None:
-        namespace = GRADED_LOADER(path)
+    hook = graded_loader()
+    if hook is not None:
+        namespace = hook(path)
     else:
         namespace = _run_cells(path, _cells_to_run(nb))
     found: dict[str, Callable[..., Any]] = {}

@@ -1,8 +1,8 @@
 """The TA's grading run: autograde every submission, write feedback, report the scores.
 
-`autograde` grades a class through `mlmcourse.parallel` (the grading engine on a Dask cluster,
+`autograde` grades a class through `grader.coordinator` (the grading engine on a Dask cluster,
 one coordinator that writes the gradebook and `autograded/`), then writes readable feedback with
-nbgrader's own `generate_feedback` (`mlmcourse.feedback`). The gradebook is nbgrader's: SQLite
+nbgrader's own `generate_feedback` (`grader.feedback`). The gradebook is nbgrader's: SQLite
 by default (`gradebook.db`), or any database nbgrader's `db_url` names (PostgreSQL for many
 graders), taken from `--db-url` or `c.CourseDirectory.db_url` in nbgrader_config.py.
 """
@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .course import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 
 DEFAULT_DB_URL = "sqlite:///gradebook.db"
 
@@ -151,7 +151,7 @@ def autograde(
     Grades go to the gradebook, notebooks to autograded/<student>/, feedback to
     feedback/<student>/. Raises `GradingError` after everything else is written when some
     submissions could not be graded at all (the grader failed, not the student)."""
-    from .parallel import grade_class
+    from mlmcourse.grader.coordinator import grade_class
 
     root = Path(root).resolve()
     chosen = list(students) if students else submitted_students(root)
@@ -170,7 +170,7 @@ def generate_feedback(root: Path, students: list[str], db_url: str | None = None
     """nbgrader generate_feedback, once, for these students: readable feedback (see feedback.py)."""
     from nbgrader.converters import GenerateFeedback
 
-    from .feedback import FEEDBACK_PREPROCESSORS, FeedbackExporter
+    from mlmcourse.grader.feedback import FEEDBACK_PREPROCESSORS, FeedbackExporter
 
     root = Path(root).resolve()
     folder = root / "autograded"

@@ -132,7 +132,7 @@ def small_bert(seed: int = 0) -> LoadedBert:
         description=(
             f"{PRETRAINED_NAME} is not in the local Hugging Face cache, so this notebook uses a "
             f"stand-in: a WordPiece vocabulary of {len(tokenizer)} tokens learned from "
-            f"mlmcourse/data/{CORPUS.name} and a small BertForMaskedLM "
+            f"mlmcourse/teaching/data/{CORPUS.name} and a small BertForMaskedLM "
             f"({SMALL_BERT['num_hidden_layers']} layers, hidden size {SMALL_BERT['hidden_size']}, "
             f"{SMALL_BERT['num_attention_heads']} heads) with random weights (seed {seed}). "
             "Its predictions mean nothing: what this notebook checks is the arithmetic."

@@ -1,7 +1,8 @@
 """Figures and the slider panel of the experiment notebook.
 
 Each figure is a *panel*: a small class that creates its artists once and can be fed a new
-:class:`~mlmcourse.experiment.History` (``update``), so the same code draws the static figures
+:class:`~mlmcourse.teaching.experiment.History` (``update``), so the same code draws the
+static figures
 of the notebook and updates the slider dashboard in place. The dashboard figure is a bare
 :class:`matplotlib.figure.Figure`, never registered with pyplot: it cannot leak, be shown twice
 or be closed by the inline backend. Each slider change re-runs the 100 steps, updates the
@@ -29,7 +30,7 @@ from matplotlib.colors import to_rgba_array
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from .experiment import (
+from mlmcourse.teaching.experiment import (
     INITIAL_NLL,
     MAX_FINAL_NLL,
     MAX_FRACTION_OF_INITIAL,
@@ -565,10 +566,10 @@ def bench_slider_update(n: int = 30, source_dir: str | Path | None = None) -> di
     the timing goes through the real observer, the run, the artists and the encoded image.
     ``cpu_median_ms`` (process time) is the same median, less what other processes took.
     """
-    from .loader import load_student_functions
+    from mlmcourse.teaching.loader import load_student_functions
 
     if source_dir is None:
-        source_dir = Path(__file__).resolve().parents[1] / "source" / "bert_mlm"
+        source_dir = Path(__file__).resolve().parents[2] / "source" / "bert_mlm"
     functions = load_student_functions(source_dir)
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     panel = SliderPanel(*functions)

@@ -5,8 +5,8 @@ notebooks and returns one :class:`NotebookResult` per notebook of the series. No
 course directory is written, and nothing the student submitted is modified (the files are read
 once, as regular files, and copied into ``scratch``).
 
-How a notebook is graded (see :mod:`mlmcourse.engine_remote` and
-:mod:`mlmcourse.engine_sandbox` for the two halves):
+How a notebook is graded (see :mod:`mlmcourse.grader.harness` and
+:mod:`mlmcourse.grader.zygote` for the two halves):
 
 1. The graded notebook is rebuilt from the instructor's ``source/`` notebook: every locked cell,
    demo and hidden test comes from there. From the student's notebook only the solution cells are
@@ -50,11 +50,11 @@ from pathlib import Path
 
 import nbformat
 
-from . import nbclean
-from .cells import SETUP_GRADE_ID, grade_id, is_graded, is_solution, points
-from .course import ASSIGNMENT
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import SETUP_GRADE_ID, grade_id, is_graded, is_solution, points
+from mlmcourse.course.layout import ASSIGNMENT
 
-log = logging.getLogger("mlmcourse.engine")
+log = logging.getLogger("mlmcourse.grader.engine")
 
 GIB = 1 << 30
 MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
@@ -283,7 +283,7 @@ def _kernel_manager_class():
     from jupyter_client.manager import AsyncKernelManager
 
     spec = KernelSpec(
-        argv=[sys.executable, "-m", "mlmcourse.engine_sandbox", "kernel", "-f",
+        argv=[sys.executable, "-m", "mlmcourse.grader.zygote", "kernel", "-f",
               "{connection_file}"],
         display_name="Python 3 (grading)", language="python", interrupt_mode="signal",
         env={}, metadata={},
@@ -324,7 +324,7 @@ def run_trusted(nb, cwd: Path, config_path: Path, limits: Limits) -> tuple[str, 
     """Execute `nb` in place in a trusted kernel; return (status, detail)."""
     from nbclient.exceptions import DeadKernelError
 
-    from .engine_sandbox import get_zygote
+    from mlmcourse.grader.zygote import get_zygote
 
     zygote = get_zygote()
     client = _notebook_client(nb, cwd, limits)
@@ -409,7 +409,7 @@ def prepare_scratch(course_root: Path, student: str, scratch: Path) -> Path:
     shutil.copytree(course_root / "source", course / "source")
     config = (course_root / "nbgrader_config.py").read_text(encoding="utf-8")
     config += (
-        "\n# Scratch copy made by mlmcourse.engine: its own gradebook, never the course's.\n"
+        "\n# Scratch copy made by mlmcourse.grader.engine: its own gradebook, never the course's.\n"
         f"c.CourseDirectory.root = {str(course)!r}\n"
         f"c.CourseDirectory.db_url = {('sqlite:///' + str(course / 'gradebook.db'))!r}\n"
     )
@@ -458,7 +458,7 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
                 coalesce_streams(shown)
         if is_graded(shown):
             tests.append(cell_result(shown, points(shown)))
-        nbclean.strip_execution_metadata(shown)
+        nbio.strip_execution_metadata(shown)
     kinds = []
     if incidents.exists():
         for line in incidents.read_text(encoding="utf-8").splitlines():
@@ -476,7 +476,7 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     notes = [f"{k.get('kind')}: {k.get('detail')}" for k in kinds[:5]]
     detail = "; ".join([d for d in [detail, *notes] if d])
     out = course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
-    nbclean.write(graded, out)
+    nbio.write(graded, out)
     score = sum(t.points for t in tests)
     return NotebookResult(name, score, sum(t.max_points for t in tests), status, tests, out,
                           detail, time.monotonic() - started)
@@ -500,11 +500,11 @@ def grade_submission(course_root: Path, student: str, submission_dir: Path, scra
     names = sorted(p.stem for p in source_dir.glob("[0-9][0-9]_*.ipynb"))
     if notebooks is not None:
         names = [n for n in names if n in notebooks]
-    from .engine_sandbox import get_zygote
+    from mlmcourse.grader.zygote import get_zygote
 
     get_zygote()  # started once per process (it imports torch), before any notebook's clock
     course = prepare_scratch(course_root, student, Path(scratch).resolve())
-    sources = {n: nbclean.read(course / "source" / ASSIGNMENT / f"{n}.ipynb")
+    sources = {n: nbio.read(course / "source" / ASSIGNMENT / f"{n}.ipynb")
                for n in sorted(p.stem for p in source_dir.glob("[0-9][0-9]_*.ipynb"))}
     copied = course / "submitted" / student / ASSIGNMENT
     copy_submission(submission_dir, copied)

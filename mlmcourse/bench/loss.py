@@ -25,10 +25,10 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from .loader import load_functions
+from mlmcourse.teaching.loader import load_functions
 
 NOTEBOOK = (
-    Path(__file__).resolve().parent.parent
+    Path(__file__).resolve().parents[2]
     / "source"
     / "bert_mlm"
     / "03_empty_mask_and_gradient.ipynb"

@@ -13,21 +13,21 @@ from collections.abc import Callable
 
 def _grading() -> int:
     """A class of 40 graded by plain sequential nbgrader and by `make grade` (a few minutes)."""
-    from .parallel import benchmark_main
+    from mlmcourse.grader.coordinator import benchmark_main
 
     return benchmark_main()
 
 
 def _loss() -> int:
     """masked_lm_loss (notebook 3's reference) against F.cross_entropy at BERT-base shape."""
-    from .bench import main as loss_main
+    from mlmcourse.bench.loss import main as loss_main
 
     return loss_main([])
 
 
 def _slider() -> int:
     """One slider update of notebook 4 (100 Adam steps + redraw), median over 30 moves."""
-    from .widgets import bench_slider_update
+    from mlmcourse.teaching.widgets import bench_slider_update
 
     result = bench_slider_update()
     print("| measurement | value |\n|---|---:|")

@@ -13,8 +13,8 @@ failure, and 500 KB of inlined CSS per file. Here it runs with two parts of ours
 
 The same two can serve a TA's own `nbgrader generate_feedback` through nbgrader_config.py:
 `c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
-"mlmcourse.feedback.ReadableFeedback"]` and
-`c.GenerateFeedback.exporter_class = "mlmcourse.feedback.FeedbackExporter"`.
+"mlmcourse.grader.feedback.ReadableFeedback"]` and
+`c.GenerateFeedback.exporter_class = "mlmcourse.grader.feedback.FeedbackExporter"`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, default
 
-from .cells import TIMING_TAG, has_tag, is_graded, is_solution, without_hidden_tests
+from mlmcourse.course.cells import TIMING_TAG, has_tag, is_graded, is_solution, without_hidden_tests
 
 TEMPLATE_FILE = "mlm_feedback.html.j2"
 HIDDEN_NOTE = "# (the hidden tests of this check ran here; they are not shown in the feedback)"
@@ -309,5 +309,5 @@ class FeedbackExporter(HTMLExporter):
 
 FEEDBACK_PREPROCESSORS = [
     "nbgrader.preprocessors.GetGrades",
-    "mlmcourse.feedback.ReadableFeedback",
+    "mlmcourse.grader.feedback.ReadableFeedback",
 ]

@@ -5,14 +5,14 @@
 - a Dask `LocalCluster` of N worker processes with one thread each (default: one per core), or
   the cluster whose scheduler `--scheduler tcp://HOST:8786` names (its workers need this course
   package and the same Python environment, nothing else: no shared file system);
-- each task is one submission through the grading engine (`mlmcourse.engine.grade_submission`)
+- each task is one submission through the grading engine (`grader.engine.grade_submission`)
   in a scratch folder of its own on the worker. The task gets copies of the course files the
   engine reads (`source/`, `nbgrader_config.py`) and of the student's submitted files, as bytes;
   it never sees the course directory, the gradebook or any other student's files;
 - results (a score per test cell, the autograded notebooks as bytes) come back to ONE
   coordinator, this process, the only writer of the gradebook (nbgrader's `Gradebook` API:
   submissions and each grade's `auto_score`) and of `autograded/<student>/bert_mlm/`, as each
-  task finishes, with a progress bar on stderr. `mlmcourse.grading.autograde` then runs
+  task finishes, with a progress bar on stderr. `mlmcourse.grader.grading.autograde` then runs
   nbgrader's `generate_feedback` once for the graded students.
 
 Nothing under `submitted/` is written: the coordinator only reads regular files there (never a
@@ -36,8 +36,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from . import nbclean
-from .course import ASSIGNMENT
+from mlmcourse.course import nbio
+from mlmcourse.course.layout import ASSIGNMENT
 
 COURSE_FILES = ("source", "nbgrader_config.py")  # what the engine reads of the course
 MAX_FILE_BYTES = 32 * 1024 * 1024  # a larger submitted file is not shipped (the engine's limit)
@@ -123,7 +123,7 @@ def submission_files(root: Path, student: str) -> dict[str, bytes]:
 def grade_task(course: dict[str, bytes], student: str, submitted: dict[str, bytes],
                notebooks: list[str] | None = None, limits=None) -> Outcome:
     """Grade one submission on a worker, in a scratch folder removed afterwards."""
-    from . import engine
+    from mlmcourse.grader import engine
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mlm-grade-") as tmp:
@@ -207,7 +207,7 @@ def prepare_gradebook(root: Path, db_url: str) -> None:
     course files (its release output is thrown away), against the given database."""
     from nbgrader.converters import GenerateAssignment
 
-    from .grading import nbgrader_converter, run_converter
+    from mlmcourse.grader.grading import nbgrader_converter, run_converter
 
     with tempfile.TemporaryDirectory(prefix="mlm-gradebook-") as tmp:
         scratch = Path(tmp)
@@ -232,17 +232,17 @@ def submission_timestamp(root: Path, student: str):
 
 def graded_notebooks(outcome: Outcome) -> dict:
     """The autograded notebooks of an outcome, parsed once (the engine wrote them: no need to
-    validate them again), with their output streams merged (see `nbclean.merge_streams`)."""
+    validate them again), with their output streams merged (see `nbio.merge_streams`)."""
     from nbformat import v4
 
     notebooks = {}
     for name, data in sorted(outcome.autograded.items()):
         nb = v4.reads(data.decode("utf-8"))  # nbformat 4 as the engine writes it, unvalidated
         for cell in nb.cells:
-            nbclean.strip_execution_metadata(cell)
+            nbio.strip_execution_metadata(cell)
             if cell.get("cell_type") == "code":
-                cell.outputs = nbclean.relative_library_paths(
-                    nbclean.merge_streams(cell.get("outputs", []))
+                cell.outputs = nbio.relative_library_paths(
+                    nbio.merge_streams(cell.get("outputs", []))
                 )
         notebooks[name] = nb
     return notebooks
@@ -284,7 +284,7 @@ def record(gradebook, root: Path, outcome: Outcome, notebooks: dict | None = Non
 
 def _unanswered(graded, root: Path, name: str) -> set[str]:
     """Solution cells the student left as the release has them (nbgrader says 'No response.')."""
-    from .cells import cells_by_grade_id, is_solution
+    from mlmcourse.course.cells import cells_by_grade_id, is_solution
 
     if graded is None:
         return set()
@@ -303,9 +303,9 @@ def _release_solutions(path: Path) -> dict[str, str]:
     except OSError:
         return {}
     if key not in _RELEASE_CACHE:
-        from .cells import grade_id, is_solution
+        from mlmcourse.course.cells import grade_id, is_solution
 
-        nb = nbclean.read(path)
+        nb = nbio.read(path)
         _RELEASE_CACHE[key] = {grade_id(c): c.source.strip() for c in nb.cells if is_solution(c)}
     return _RELEASE_CACHE[key]
 
@@ -328,7 +328,7 @@ def write_autograded(root: Path, outcome: Outcome, notebooks: dict | None = None
         shutil.rmtree(fresh)
     fresh.mkdir(parents=True)
     for name, nb in notebooks.items():
-        nbclean.write(nb, fresh / f"{name}.ipynb")
+        nbio.write(nb, fresh / f"{name}.ipynb")
     if folder.exists():
         shutil.rmtree(folder)
     fresh.rename(folder)
@@ -349,7 +349,7 @@ def grade_class(
     """Grade `students` concurrently; write the gradebook and autograded/ from this process.
 
     `client`: an existing Dask client to use (tests); else one is made for the run."""
-    from .grading import tools_on_path
+    from mlmcourse.grader.grading import tools_on_path
 
     tools_on_path()
     root = Path(root).resolve()
@@ -370,7 +370,7 @@ def _run_tasks(client, root, students, notebooks, limits, db_url, progress, repo
     from distributed import as_completed
     from nbgrader.api import Gradebook
 
-    from .grading import course_id, gradebook_url
+    from mlmcourse.grader.grading import course_id, gradebook_url
 
     url = gradebook_url(root, db_url)
     [course] = client.scatter([course_snapshot(root)], broadcast=True)
@@ -412,8 +412,8 @@ def synthetic_class(root: Path, destination: Path, size: int, notebooks: list[st
     """A course at `destination` whose series is `notebooks` and whose class is `size` copies
     of the sample students (reference, blank and the typical wrong ones, not the hostile ones:
     a hang would only measure nbgrader's timeout)."""
-    from . import samples
-    from .course import notebook_names
+    from mlmcourse.build.editions import samples
+    from mlmcourse.course.layout import notebook_names
 
     for folder in ("source", "release"):
         for name in notebooks:
@@ -439,9 +439,9 @@ def synthetic_class(root: Path, destination: Path, size: int, notebooks: list[st
             if sample.base == "reference":
                 nb = samples.reference_notebook(root, name)
             else:
-                nb = nbclean.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
+                nb = nbio.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
             samples.apply_patches(sample, name, nb)
-            nbclean.write(nb, destination / "submitted" / student / ASSIGNMENT / f"{name}.ipynb")
+            nbio.write(nb, destination / "submitted" / student / ASSIGNMENT / f"{name}.ipynb")
         students.append(student)
     return students
 
@@ -459,8 +459,8 @@ def _timed(command: list[str], cwd: Path, env: dict) -> float:
 
 def benchmark(root: Path, size: int = BENCH_SIZE, first: int = BENCH_NOTEBOOKS) -> str:
     """Grade one synthetic class three ways on this machine; a markdown table of the times."""
-    from .course import notebook_names
-    from .grading import read_scores, tool_env
+    from mlmcourse.course.layout import notebook_names
+    from mlmcourse.grader.grading import read_scores, tool_env
 
     names = notebook_names(root)[:first]
     cores = default_workers()
@@ -523,7 +523,7 @@ def benchmark(root: Path, size: int = BENCH_SIZE, first: int = BENCH_NOTEBOOKS) 
 
 
 def benchmark_main() -> int:
-    from .course import find_root
+    from mlmcourse.course.layout import find_root
 
     print(benchmark(find_root()))
     return 0
