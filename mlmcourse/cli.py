@@ -89,7 +89,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
 
 
 def cmd_site(args: argparse.Namespace) -> int:
-    from mlmcourse.build.editions import site
+    from mlmcourse.build import site
 
     return site.main(args.out)
 

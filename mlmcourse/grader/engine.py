@@ -45,7 +45,7 @@ import shutil
 import stat
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -54,13 +54,14 @@ from mlmcourse.course import nbio
 from mlmcourse.course.cells import SETUP_GRADE_ID, grade_id, is_graded, is_solution, points
 from mlmcourse.course.layout import ASSIGNMENT
 
+from .results import NotebookResult, TestResult, cell_result, coalesce_streams, stderr_as_note
+
 log = logging.getLogger("mlmcourse.grader.engine")
 
 GIB = 1 << 30
 MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 TEXT_STUB = "YOUR ANSWER HERE"
-STDERR_NOTE = "[stderr, shown here as a note: it costs no points]\n"
 _SOLUTION_BEGIN = re.compile(r"^(\s*)###\s+BEGIN\s+SOLUTION\s*$")
 _SOLUTION_END = re.compile(r"^\s*###\s+END\s+SOLUTION\s*$")
 _MAGIC = re.compile(r"^\s*[%!]")
@@ -92,27 +93,6 @@ class Limits:
             "call_timeout_s": float(self.call_timeout_s),
             "student_time_s": float(self.student_time_s),
         }
-
-
-@dataclass(frozen=True)
-class TestResult:
-    grade_id: str
-    passed: bool
-    points: float
-    max_points: float
-    message: str
-
-
-@dataclass
-class NotebookResult:
-    notebook: str
-    score: float
-    max_score: float
-    status: str  # 'ok' | 'crashed' | 'timeout' | 'missing' | 'error'
-    tests: list[TestResult] = field(default_factory=list)
-    autograded_path: Path | None = None
-    detail: str = ""  # what happened, for the TA (crashes, timeouts, the sandbox in use)
-    seconds: float = 0.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -350,43 +330,6 @@ def run_trusted(nb, cwd: Path, config_path: Path, limits: Limits) -> tuple[str, 
 
 # ---------------------------------------------------------------------------------------------
 # Scores.
-
-
-def cell_result(cell, full: float) -> TestResult:
-    """Pass/fail of one executed graded cell: it ran and raised nothing."""
-    gid = grade_id(cell) or ""
-    if cell.get("execution_count") is None:
-        return TestResult(gid, False, 0.0, full,
-                          "this test did not run (the notebook stopped before it)")
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "error":
-            message = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
-            return TestResult(gid, False, 0.0, full, message.strip().rstrip(":"))
-    return TestResult(gid, True, full, full, "")
-
-
-def coalesce_streams(cell) -> None:
-    """Join consecutive stream outputs of one name (how the kernel split them varies by run)."""
-    outputs = []
-    for output in cell.get("outputs", []):
-        last = outputs[-1] if outputs else None
-        if (output.get("output_type") == "stream" and last is not None
-                and last.get("output_type") == "stream" and last.get("name") == output.get("name")):
-            last["text"] = _text(last.get("text")) + _text(output.get("text"))
-            continue
-        outputs.append(output)
-    cell["outputs"] = outputs
-
-
-def stderr_as_note(cell) -> None:
-    """Show stderr of a cell as a note on stdout: warnings must not cost points."""
-    outputs = []
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "stream" and output.get("name") == "stderr":
-            output = nbformat.from_dict({"output_type": "stream", "name": "stdout",
-                                         "text": STDERR_NOTE + _text(output.get("text"))})
-        outputs.append(output)
-    cell["outputs"] = outputs
 
 
 def _missing_result(name: str, source_nb, status: str, message: str) -> NotebookResult:

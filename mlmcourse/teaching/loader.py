@@ -24,8 +24,8 @@ from typing import Any
 import nbformat
 import torch
 
+from mlmcourse.course import cells
 from mlmcourse.course.cells import SETUP_GRADE_ID, is_solution, is_solution_marker
-from mlmcourse.course.layout import cells
 from mlmcourse.course.siblings import NotebookNotReady, graded_loader
 from mlmcourse.course.siblings import notebook_label as _label
 

@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import io
 import os
-import statistics
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -558,50 +555,10 @@ def show_sliders(make_mlm_inputs: Callable, masked_lm_loss: Callable) -> SliderP
     return panel
 
 
-def bench_slider_update(n: int = 30, source_dir: str | Path | None = None) -> dict[str, float]:
-    """Median time of one slider update (100 updates + redraw), with the reference functions.
-
-    The functions are loaded from the instructor notebooks in ``source/bert_mlm`` by the same
-    loader the students' notebook uses. Each timed update changes the learning rate slider, so
-    the timing goes through the real observer, the run, the artists and the encoded image.
-    ``cpu_median_ms`` (process time) is the same median, less what other processes took.
-    """
-    from mlmcourse.teaching.loader import load_student_functions
-
-    if source_dir is None:
-        source_dir = Path(__file__).resolve().parents[2] / "source" / "bert_mlm"
-    functions = load_student_functions(source_dir)
-    torch.set_num_threads(min(2, os.cpu_count() or 1))
-    panel = SliderPanel(*functions)
-    wall, cpu, run_only = [], [], []
-    learning_rates = (0.08, 0.1)
-    for i in range(n + 2):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        panel.lr.value = learning_rates[i % 2]  # fires the observer: run + redraw
-        total, total_cpu = time.perf_counter() - start, time.process_time() - start_cpu
-        start = time.perf_counter()
-        run_experiment(*functions, panel.settings())
-        run = time.perf_counter() - start
-        if i >= 2:  # the first updates warm caches (fonts, glyphs)
-            wall.append(total)
-            cpu.append(total_cpu)
-            run_only.append(run)
-    return {
-        "median_ms": 1000 * statistics.median(wall),
-        "min_ms": 1000 * min(wall),
-        "cpu_median_ms": 1000 * statistics.median(cpu),
-        "run_only_median_ms": 1000 * statistics.median(run_only),
-        "n": float(n),
-        "image_kib": len(panel.image.value) / 1024,
-        "load_average_1min": os.getloadavg()[0],
-    }
-
-
 __all__ = [
     "Dashboard",
     "SliderPanel",
     "badge_html",
-    "bench_slider_update",
     "plot_dashboard",
     "plot_draws",
     "plot_eval",

@@ -1,0 +1,78 @@
+"""Results as data: one TestResult per graded cell, one NotebookResult per notebook.
+
+Whether a graded cell passed, and the message that says why not, is decided here, once: the
+engine, the score table, `make check`, the feedback and the gradebook all read these objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from mlmcourse.course.cells import grade_id
+
+STDERR_NOTE = "[stderr, shown here as a note: it costs no points]\n"
+
+
+def _text(source) -> str:
+    return "".join(source) if isinstance(source, list) else str(source or "")
+
+
+@dataclass(frozen=True)
+class TestResult:
+    grade_id: str
+    passed: bool
+    points: float
+    max_points: float
+    message: str
+
+
+@dataclass
+class NotebookResult:
+    notebook: str
+    score: float
+    max_score: float
+    status: str  # 'ok' | 'crashed' | 'timeout' | 'missing' | 'error'
+    tests: list[TestResult] = field(default_factory=list)
+    autograded_path: Path | None = None
+    detail: str = ""  # what happened, for the TA (crashes, timeouts, the sandbox in use)
+    seconds: float = 0.0
+
+
+def cell_result(cell, full: float) -> TestResult:
+    """Pass/fail of one executed graded cell: it ran and raised nothing."""
+    gid = grade_id(cell) or ""
+    if cell.get("execution_count") is None:
+        return TestResult(gid, False, 0.0, full,
+                          "this test did not run (the notebook stopped before it)")
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            message = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+            return TestResult(gid, False, 0.0, full, message.strip().rstrip(":"))
+    return TestResult(gid, True, full, full, "")
+
+
+def coalesce_streams(cell) -> None:
+    """Join consecutive stream outputs of one name (how the kernel split them varies by run)."""
+    outputs = []
+    for output in cell.get("outputs", []):
+        last = outputs[-1] if outputs else None
+        if (output.get("output_type") == "stream" and last is not None
+                and last.get("output_type") == "stream" and last.get("name") == output.get("name")):
+            last["text"] = _text(last.get("text")) + _text(output.get("text"))
+            continue
+        outputs.append(output)
+    cell["outputs"] = outputs
+
+
+def stderr_as_note(cell) -> None:
+    """Show stderr of a cell as a note on stdout: warnings must not cost points."""
+    outputs = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream" and output.get("name") == "stderr":
+            output = nbformat.from_dict({"output_type": "stream", "name": "stdout",
+                                         "text": STDERR_NOTE + _text(output.get("text"))})
+        outputs.append(output)
+    cell["outputs"] = outputs
