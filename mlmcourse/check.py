@@ -12,7 +12,8 @@ import tempfile
 from pathlib import Path
 
 from mlmcourse.course.layout import notebook_names
-from mlmcourse.grader.engine import Limits, grade_submission
+from mlmcourse.grader.engine import grade_submission
+from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.results import NotebookResult, TestResult
 
 STUDENT = "self_check"

@@ -31,13 +31,13 @@ from mlmcourse.grader import harness as trusted_side
 from mlmcourse.grader import sandbox as worker_sandbox
 from mlmcourse.grader import wire, zygote
 from mlmcourse.grader.engine import (
-    Limits,
     defined_names,
     grade_submission,
     release_stub,
     trusted_notebooks,
     worker_cells,
 )
+from mlmcourse.grader.limits import Limits
 
 # Small limits: a hang costs 4 s, a memory blow-up stops at 512 MiB. Scores do not change.
 LIMITS = Limits(cell_timeout_s=60, memory_bytes=512 << 20, cpu_seconds=30, call_timeout_s=4,
