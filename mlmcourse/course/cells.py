@@ -73,3 +73,71 @@ def without_hidden_tests(source: str) -> str:
 def has_markers(text: str) -> bool:
     """True when nbgrader's solution or hidden-test markers appear anywhere in `text`."""
     return bool(re.search(r"### (BEGIN|END) (SOLUTION|HIDDEN TESTS)", text))
+
+
+# ---- running a cell's text: the one place that decides what IPython syntax does ---------------
+
+
+def cell_as_python(source: str) -> str:
+    """A code cell's text as the Python that IPython runs: `%magic`, `%%magic`, `!cmd` and `obj?`
+    become calls on `get_ipython()`; everything else (a `%` continuing an expression, too) stays
+    as it is. The grader's worker and the loader both run cells through this function, so a
+    cell grades as it runs in JupyterLab."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(source)
+
+
+def run_cell(source: str, namespace: dict, filename: str) -> None:
+    """Run a code cell's text in `namespace` as IPython would.
+
+    Magics act on `namespace` (a `%%time` cell defines its names there), `display()` and
+    `get_ipython()` work. Where no IPython shell runs (the grader's worker, a script) one is
+    made on first use, bound to `namespace`; inside a running kernel, its shell is lent to
+    `namespace` for the duration of the cell."""
+    import linecache
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import display
+
+    python = cell_as_python(source)
+    linecache.cache[filename] = (len(python), None, python.splitlines(True), filename)
+    code = compile(python, filename, "exec")
+    namespace.setdefault("display", display)
+    namespace.setdefault("get_ipython", lambda: _shell_for(namespace))
+    shell = InteractiveShell.instance() if InteractiveShell.initialized() else None
+    saved = shell.user_ns if shell is not None else None
+    if shell is not None:
+        shell.user_ns = namespace
+    try:
+        exec(code, namespace)  # noqa: S102  (running the cell is the point)
+    finally:
+        if shell is not None:
+            shell.user_ns = saved
+
+
+def _shell_for(namespace: dict):
+    """The process's IPython shell, made on first use with `namespace` as its user namespace."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    if InteractiveShell.initialized():
+        return InteractiveShell.instance()
+
+    class CellShell(InteractiveShell):
+        """A shell without a front end: nothing to draw on, no terminal."""
+
+        def enable_gui(self, gui=None):  # `%matplotlib inline`: figures are not shown here
+            pass
+
+        def system(self, cmd):  # `!cmd`: no terminal, so run it and print what it printed
+            import subprocess
+
+            done = subprocess.run(self.var_expand(cmd, depth=1), shell=True, text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            print(done.stdout, end="")
+            self.user_ns["_exit_code"] = done.returncode
+
+    config = Config()
+    config.HistoryManager.enabled = False  # no history database in the student's home
+    return CellShell.instance(config=config, user_ns=namespace)

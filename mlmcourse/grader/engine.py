@@ -63,7 +63,6 @@ CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 TEXT_STUB = "YOUR ANSWER HERE"
 _SOLUTION_BEGIN = re.compile(r"^(\s*)###\s+BEGIN\s+SOLUTION\s*$")
 _SOLUTION_END = re.compile(r"^\s*###\s+END\s+SOLUTION\s*$")
-_MAGIC = re.compile(r"^\s*[%!]")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,11 +153,6 @@ def defined_names(source: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def worker_source(source: str) -> str:
-    """A cell as plain Python: IPython magics and shell lines become blank lines."""
-    return "\n".join("" if _MAGIC.match(line) else line for line in source.split("\n"))
-
-
 def student_cells(source_nb, student_nb) -> dict[str, nbformat.NotebookNode]:
     """The student's cells that may replace a solution cell: first cell per grade_id and type."""
     found: dict[str, nbformat.NotebookNode] = {}
@@ -194,7 +188,7 @@ def worker_cells(name: str, source_nb, student_nb) -> tuple[list[dict], dict[str
             bindings[gid] = defined_names(cell.source)
         else:
             continue
-        cells.append({"grade_id": gid, "source": worker_source(source),
+        cells.append({"grade_id": gid, "source": source,
                       "filename": f"<{name}.ipynb: cell {gid}>"})
     return cells, bindings
 

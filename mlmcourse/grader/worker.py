@@ -13,11 +13,13 @@ from __future__ import annotations
 import builtins
 import contextlib
 import io
-import linecache
 import os
 import socket
 import sys
 from typing import Any
+
+from mlmcourse.course import cells
+from mlmcourse.course.cells import run_cell
 
 from .wire import (
     OUTPUT_CAP,
@@ -34,6 +36,9 @@ from .wire import (
     send_msg,
     unflatten,
 )
+
+# Frames of these files are the grader's, not the student's: left out of tracebacks.
+_GRADER_FILES = (__file__, cells.__file__)
 
 
 @contextlib.contextmanager
@@ -111,15 +116,12 @@ class _Worker:
     def init(self, header: dict) -> None:
         results = []
         for cell in header["cells"]:
-            filename = cell["filename"]
-            source = cell["source"]
-            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
             error = None
             with _capture() as (out, err):
                 try:
-                    exec(compile(source, filename, "exec"), self.namespace)  # noqa: S102
+                    run_cell(cell["source"], self.namespace, cell["filename"])
                 except BaseException as exc:  # noqa: BLE001  (the student's cell failed)
-                    error = encode_error(exc, (__file__,))
+                    error = encode_error(exc, _GRADER_FILES)
             results.append({"grade_id": cell["grade_id"], "error": error,
                             "stdout": out.text(), "stderr": err.text()})
         names, values = {}, {}
@@ -196,7 +198,7 @@ class _Worker:
                 with torch.set_grad_enabled(bool(header["grad_enabled"])):
                     result = function(*args, **kwargs)
             except BaseException as exc:  # noqa: BLE001
-                error = encode_error(exc, (__file__,))
+                error = encode_error(exc, _GRADER_FILES)
             finally:
                 restore()
         reply = {"stdout": out.text(), "stderr": err.text()}
@@ -223,7 +225,7 @@ class _Worker:
             self.pack_result(result, storages, leaves, reply, back, bool(header["grad_enabled"]))
             blob = _dumps(back)
         except BaseException as exc:  # noqa: BLE001
-            reply.update(op="error", error=encode_error(exc, (__file__,)))
+            reply.update(op="error", error=encode_error(exc, _GRADER_FILES))
             back.pop("outputs", None)
             self.reply(reply, _dumps(back))
             return
@@ -287,7 +289,7 @@ class _Worker:
                 result = [None if g is None else g.detach() for g in got]
                 error = None
             except BaseException as exc:  # noqa: BLE001
-                error, result = encode_error(exc, (__file__,)), None
+                error, result = encode_error(exc, _GRADER_FILES), None
         reply = {"stdout": out.text(), "stderr": err.text()}
         if error is not None:
             reply.update(op="error", error=error)

@@ -2,9 +2,10 @@
 
 Only two kinds of cells are executed, in notebook order, into a fresh namespace: the cell whose
 nbgrader ``grade_id`` is ``setup`` (the imports) and the answer cells (``solution: true``). Demo
-cells, checks and tests are never run. This works on the instructor source (the
-nbgrader's solution marker lines are dropped), on a student's copy of
-the release, and under nbgrader autograde (the kernel then runs next to the student's notebooks).
+cells, checks and tests are never run. Each cell runs as IPython would run it
+(:func:`mlmcourse.course.cells.run_cell`). This works on the instructor source, on a student's
+copy of the release, and under grading (where the trusted kernel installs a hook in
+:mod:`mlmcourse.course.siblings`, so the functions are proxies to the sandboxed worker).
 
 When a notebook is missing, does not define a name, or a function still raises
 ``NotImplementedError`` on a tiny valid call, :class:`NotebookNotReady` says in one sentence which
@@ -15,8 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import linecache
-import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,20 +24,9 @@ import nbformat
 import torch
 
 from mlmcourse.course import cells
-from mlmcourse.course.cells import SETUP_GRADE_ID, is_solution, is_solution_marker
+from mlmcourse.course.cells import SETUP_GRADE_ID, is_solution, run_cell
 from mlmcourse.course.siblings import NotebookNotReady, graded_loader
 from mlmcourse.course.siblings import notebook_label as _label
-
-_SHELL_OR_MAGIC = re.compile(r"^[%!]")  # line magics and shell escapes at column 0
-
-
-
-def _cell_source(cell: nbformat.NotebookNode) -> str:
-    """The cell's code without solution markers and without IPython magics or shell lines."""
-    lines = cell.source.splitlines()
-    return "\n".join(
-        "" if is_solution_marker(line) or _SHELL_OR_MAGIC.match(line) else line for line in lines
-    )
 
 
 def _cells_to_run(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
@@ -49,7 +37,7 @@ def _cells_to_run(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
             continue
         name = cells.grade_id(cell) or f"cell-{index}"
         if name == SETUP_GRADE_ID or is_solution(cell):
-            chosen.append((name, _cell_source(cell)))
+            chosen.append((name, cell.source))  # solution markers are comments
     return chosen
 
 
@@ -57,14 +45,10 @@ def _run_cells(path: Path, cells: list[tuple[str, str]]) -> dict[str, Any]:
     """Execute the cells into a fresh namespace; prints of the student's cells are swallowed."""
     namespace: dict[str, Any] = {"__name__": f"notebook_{path.stem}"}
     for grade_id, source in cells:
-        filename = f"<{path.name}: cell {grade_id}>"
-        # Registered so that a traceback from a loaded function shows the student's own lines.
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         sink = io.StringIO()
         try:
-            code = compile(source, filename, "exec")
             with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-                exec(code, namespace)  # noqa: S102  (running the student's own cells is the point)
+                run_cell(source, namespace, f"<{path.name}: cell {grade_id}>")
         except Exception as err:  # any failure of a student's cell is reported the same way
             raise NotebookNotReady(
                 f"Running cell '{grade_id}' of {path.name} failed with "
