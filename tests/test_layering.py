@@ -1,0 +1,107 @@
+"""The package's house rules: rooms import only the rooms below them, and no module imports
+itself back through others. AUTHORING.md draws the same map."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "mlmcourse"
+MAX_LINES = 600
+
+# room -> the rooms it may import (besides itself). Top-level modules (cli, lab, check) are the
+# front doors and may import every room.
+ALLOWED = {
+    "course": set(),
+    "grader": {"course"},
+    "teaching": {"course"},
+    "build": {"course", "grader"},
+    "bench": {"course", "grader", "teaching", "build"},
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, modules: set[str]) -> set[str]:
+    """Modules of the package that `path` imports, anywhere in the file (also inside functions)."""
+    here = module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            names = [module] + [f"{module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name:
+                found.add(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+    modules = set(paths)
+    return {name: imported_modules(path, modules) - {name, "mlmcourse"}
+            for name, path in paths.items()}
+
+
+def room(module: str) -> str:
+    """'grader' for mlmcourse.grader.engine; '' for a front door (mlmcourse.cli)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else ""
+
+
+def test_rooms_import_only_the_rooms_below_them():
+    wrong = []
+    for module, imports in sorted(import_graph().items()):
+        mine = room(module)
+        if mine not in ALLOWED:
+            continue  # a front door: cli, lab, check, __main__
+        for target in sorted(imports):
+            theirs = room(target)
+            if theirs != mine and theirs not in ALLOWED[mine]:
+                wrong.append(f"{module} imports {target}")
+    assert not wrong, "imports against the package map (AUTHORING.md):\n" + "\n".join(wrong)
+
+
+def test_no_import_circles():
+    graph = import_graph()
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            for nxt in graph.get(node, ()):
+                if nxt == goal:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return False
+
+    circles = sorted({" <-> ".join(sorted((a, b))) for a in graph for b in graph[a]
+                      if reaches(b, a)})
+    assert not circles, "import circles:\n" + "\n".join(circles)
+
+
+def test_no_module_is_too_long_to_hold_in_ones_head():
+    long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines (split them by responsibility): {long}"
+
+
+def test_the_authoring_map_names_every_room():
+    text = (ROOT / "AUTHORING.md").read_text(encoding="utf-8")
+    missing = [name for name in ALLOWED if f"{name}/" not in text]
+    assert not missing, f"AUTHORING.md's package map does not mention: {missing}"
