@@ -9,6 +9,7 @@ from earlier ones).
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from mlmcourse.course.layout import notebook_names
@@ -18,7 +19,7 @@ from mlmcourse.grader.results import NotebookResult, TestResult
 
 STUDENT = "self_check"
 
-__all__ = ["STUDENT", "TestResult", "check_notebook", "check_result", "report"]
+__all__ = ["STUDENT", "TestResult", "all_passed", "check_notebook", "check_result", "report"]
 
 
 def check_result(root: Path, notebook: Path, limits: Limits | None = None) -> NotebookResult:
@@ -41,14 +42,29 @@ def check_notebook(root: Path, notebook: Path) -> list[TestResult]:
     return check_result(root, notebook).tests
 
 
-def report(results: list[TestResult]) -> str:
+def all_passed(results: NotebookResult | Iterable[NotebookResult]) -> bool:
+    """Whether every test passed, as the engine decided each one."""
+    return all(test.passed for result in _as_list(results) for test in result.tests)
+
+
+def report(results: NotebookResult | Iterable[NotebookResult]) -> str:
+    """The learner's view of checked notebooks: each test as the engine judged it, then the
+    notebook's score as the engine counted it (nothing is judged or counted again here)."""
     lines = []
-    for result in results:
-        mark = "PASS" if result.passed else "FAIL"
-        lines.append(f"{mark}  {result.grade_id:<36} {result.points:g} / {result.max_points:g}")
-        if result.message:
-            lines.append(f"      {result.message}")
-    got = sum(r.points for r in results)
-    out_of = sum(r.max_points for r in results)
-    lines.append(f"\nscore: {got:g} / {out_of:g}")
+    for result in _as_list(results):
+        if lines:
+            lines.append("")
+        lines.append(f"{result.notebook}")
+        if result.status != "ok" and result.detail:
+            lines.append(f"      the notebook did not run to the end: {result.detail}")
+        for test in result.tests:
+            mark = "PASS" if test.passed else "FAIL"
+            lines.append(f"{mark}  {test.grade_id:<36} {test.points:g} / {test.max_points:g}")
+            if test.message:
+                lines.append(f"      {test.message}")
+        lines.append(f"\nscore: {result.score:g} / {result.max_score:g}")
     return "\n".join(lines)
+
+
+def _as_list(results: NotebookResult | Iterable[NotebookResult]) -> list[NotebookResult]:
+    return [results] if isinstance(results, NotebookResult) else list(results)

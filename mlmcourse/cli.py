@@ -31,6 +31,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
+    from mlmcourse.grader.config import GradingConfig
     from mlmcourse.grader.grading import (
         GradingError,
         autograde,
@@ -39,17 +40,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
         write_csv,
     )
 
-    root = find_root()
+    config = GradingConfig.load(find_root(), args.db_url, workers=args.workers,
+                                scheduler=args.scheduler)
     started = time.perf_counter()
     failed = None
     try:
-        autograde(root, args.student or None, workers=args.workers, scheduler=args.scheduler,
-                  db_url=args.db_url)
+        autograde(config, args.student or None)
     except GradingError as err:
         failed = err
-    scores = read_scores(root, args.db_url)
+    scores = read_scores(config)
     print(score_table(scores))
-    write_csv(scores, root / "grades.csv")
+    write_csv(scores, config.root / "grades.csv")
     elapsed = time.perf_counter() - started
     print(f"\nwrote grades.csv and feedback/ ({elapsed:.1f} s)")
     if failed:
@@ -59,15 +60,15 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .check import check_notebook, report
+    from .check import all_passed, check_result, report
 
     notebook = Path(args.notebook).resolve()
     if not notebook.is_file():
         print(f"check: no such notebook: {args.notebook}", file=sys.stderr)
         return 2
-    results = check_notebook(find_root(), notebook)
-    print(report(results))
-    return 0 if all(r.passed for r in results) else 1
+    result = check_result(find_root(), notebook)
+    print(report(result))
+    return 0 if all_passed(result) else 1
 
 
 def cmd_normalize(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.grader.config import with_interpreter_bin
 
 WORK = "work"  # the student's own copies of the release notebooks (git-ignored)
 
@@ -56,7 +57,7 @@ def main(root: Path, port: int | None, open_browser: bool, dry_run: bool) -> int
         print(" ".join(command))
         return 0
     env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PATH"] = with_interpreter_bin(env.get("PATH"))  # JupyterLab finds nbgrader's tools
     os.chdir(root)  # nbgrader's Validate reads nbgrader_config.py from here
     os.execve(sys.executable, command, env)
     return 0  # not reached

@@ -1,4 +1,8 @@
-"""Grading through nbgrader itself: every sample student gets exactly the score it should."""
+"""Grading through nbgrader itself: every sample student gets exactly the score it should.
+
+The tests that grade are marked slow; the run's configuration (`grader.config`) and the
+reports are checked quickly, without grading.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +16,10 @@ from mlmcourse.build.samples import expected_scores, load_samples
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import total_points
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader.grading import read_scores
-
-pytestmark = pytest.mark.slow
+from mlmcourse.grader import results
+from mlmcourse.grader.config import GradingConfig, with_interpreter_bin
+from mlmcourse.grader.grading import Score, read_scores, score_table, write_csv
+from mlmcourse.grader.limits import Limits
 
 
 @pytest.fixture(scope="module")
@@ -31,17 +36,20 @@ def full_points(root, name):
     return total_points(nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb"))
 
 
+@pytest.mark.slow
 def test_reference_scores_full_marks(built_course, scores):
     for name in notebook_names(built_course):
         got = scores[("reference", name)]
         assert got.score == got.max_score == full_points(built_course, name), name
 
 
+@pytest.mark.slow
 def test_blank_release_scores_zero(built_course, scores):
     for name in notebook_names(built_course):
         assert scores[("blank", name)].score == 0, f"the untouched release earns points in {name}"
 
 
+@pytest.mark.slow
 def test_every_sample_scores_exactly_as_expected(built_course, scores, samples):
     wrong = []
     for student in samples.values():
@@ -52,6 +60,7 @@ def test_every_sample_scores_exactly_as_expected(built_course, scores, samples):
     assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.slow
 def test_each_wrong_student_loses_points(built_course, samples):
     for student in samples.values():
         if not student.student_id.startswith("wrong_"):
@@ -63,11 +72,13 @@ def test_each_wrong_student_loses_points(built_course, samples):
         assert lost, f"{student.student_id} ({student.summary}) loses no points anywhere"
 
 
+@pytest.mark.slow
 def test_every_submission_folder_is_a_known_sample(built_course, samples):
     folders = {p.name for p in (built_course / "submitted").iterdir()}
     assert folders == set(samples), "submitted/ and samples/ disagree"
 
 
+@pytest.mark.slow
 def test_grade_command_prints_the_table_and_writes_csv(built_course, tmp_path):
     course = shutil.copytree(built_course, tmp_path / "course")
     done = run_course(course, "grade", "--student", "reference")
@@ -77,3 +88,86 @@ def test_grade_command_prints_the_table_and_writes_csv(built_course, tmp_path):
     assert {"student", "notebook", "score", "max_score"} <= set(rows[0])
     assert any(r["student"] == "reference" and r["score"] == r["max_score"] for r in rows)
     assert (course / "feedback" / "reference" / ASSIGNMENT).is_dir()
+
+
+# ---- quick: the run's configuration and what it renders -----------------------------------------
+
+
+def write_config(root, *lines):
+    (root / "nbgrader_config.py").write_text("c = get_config()\n" + "\n".join(lines) + "\n")
+
+
+def test_config_resolves_a_relative_sqlite_gradebook_in_the_course(tmp_path):
+    write_config(tmp_path, "c.CourseDirectory.db_url = 'sqlite:///books/grades.db'",
+                 "c.CourseDirectory.course_id = 'mlm'")
+    config = GradingConfig.load(tmp_path / ".")
+    assert config.root == tmp_path.resolve()
+    assert config.db_url == f"sqlite:///{tmp_path.resolve()}/books/grades.db"
+    assert config.course_id == "mlm"
+    assert config.limits == Limits()
+    assert (config.workers, config.scheduler) == (None, None)
+
+
+def test_config_db_url_given_wins_and_defaults_hold(tmp_path):
+    config = GradingConfig.load(tmp_path, "postgresql://grader@db/mlm", workers=3)
+    assert config.db_url == "postgresql://grader@db/mlm"
+    assert config.course_id == "default_course"
+    assert config.workers == 3
+    assert GradingConfig.load(tmp_path).db_url == f"sqlite:///{tmp_path.resolve()}/gradebook.db"
+
+
+def test_config_reads_nbgrader_config_once(tmp_path, monkeypatch):
+    import mlmcourse.grader.config as config_module
+
+    write_config(tmp_path, "c.CourseDirectory.course_id = 'mlm'")
+    reads = []
+    real = config_module.course_config
+    monkeypatch.setattr(config_module, "course_config", lambda root: reads.append(root) or
+                        real(root))
+    config = GradingConfig.load(tmp_path)
+    assert GradingConfig.of(config) is config
+    converter_config = config.nbgrader_config()
+    converter_config.CourseDirectory.root = "elsewhere"  # a converter's copy, not the run's
+    assert config.nbgrader.CourseDirectory.get("root") != "elsewhere"
+    assert len(reads) == 1
+
+
+def test_interpreter_bin_first_and_once():
+    import os
+    import sys
+
+    bindir = os.path.dirname(sys.executable)
+    assert with_interpreter_bin(None) == bindir
+    path = with_interpreter_bin(os.pathsep.join(["/usr/bin", bindir, "/bin"]))
+    assert path.split(os.pathsep) == [bindir, "/usr/bin", "/bin"]
+    assert with_interpreter_bin(path) == path
+
+
+def test_score_table_and_csv_render_the_same_rows(tmp_path):
+    scores = [Score("ada", "01_a", 3.0, 4.0), Score("ada", "02_b", 2.5, 2.5),
+              Score("bob", "01_a", 0.0, 4.0)]
+    table = score_table(scores).splitlines()
+    assert table[0].split() == ["student", "01_a", "02_b", "total"]
+    assert table[2].split() == ["ada", "3", "/", "4", "2.5", "/", "2.5", "5.5", "/", "6.5"]
+    assert table[3].split() == ["bob", "0", "/", "4", "-", "0", "/", "4"]
+    write_csv(scores, tmp_path / "grades.csv")
+    rows = list(csv.DictReader((tmp_path / "grades.csv").open()))
+    assert [(r["student"], r["notebook"], r["score"], r["max_score"]) for r in rows] == [
+        ("ada", "01_a", "3", "4"), ("ada", "02_b", "2.5", "2.5"), ("bob", "01_a", "0", "4")]
+
+
+def test_check_report_renders_the_engines_results():
+    from mlmcourse.check import all_passed, report
+
+    tests = [results.TestResult("test_shape", True, 2.0, 2.0, ""),
+             results.TestResult("test_values", False, 0.0, 3.0, "AssertionError: fix the mask")]
+    # the score is the engine's, not a sum made here
+    result = results.NotebookResult("01_a", 2.0, 5.0, "ok", tests)
+    text = report(result)
+    assert "PASS  test_shape" in text and "FAIL  test_values" in text
+    assert "      AssertionError: fix the mask" in text
+    assert text.endswith("score: 2 / 5")
+    assert not all_passed(result)
+    assert all_passed([results.NotebookResult("01_a", 2.0, 2.0, "ok", tests[:1])])
+    crashed = results.NotebookResult("01_a", 0.0, 5.0, "crashed", [], detail="the kernel died")
+    assert "did not run to the end: the kernel died" in report([crashed])

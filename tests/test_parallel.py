@@ -1,7 +1,8 @@
 """A class in parallel: Dask workers grade, one coordinator writes the gradebook and feedback.
 
-The class here is small and fast: a few sample students, graded on the first notebook of the
-series only, in a scratch course built from this repository's source/, release/ and samples/.
+The tests that grade are marked slow. Their class is small and fast: a few sample students,
+graded on the first notebook of the series only, in a scratch course built from this
+repository's source/, release/ and samples/.
 """
 
 from __future__ import annotations
@@ -26,9 +27,8 @@ from mlmcourse.build.samples import apply_patches, expected_scores, load_sample,
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_graded, is_solution, total_points
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader.grading import GradingError, autograde, gradebook_url, read_scores
-
-pytestmark = pytest.mark.slow
+from mlmcourse.grader.config import GradingConfig
+from mlmcourse.grader.grading import GradingError, autograde, read_scores
 
 FIRST = notebook_names(ROOT)[0]
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
@@ -125,17 +125,16 @@ def graded(tmp_path_factory, client):
     return {"root": root, "outcome": outcome, "before": before, "seen": seen}
 
 
+@pytest.mark.slow
 def test_parallel_scores_equal_sequential_engine_scores(graded, tmp_path):
     """Each test cell's score from the parallel run is the one the engine gives, run alone."""
-    from nbgrader.api import Gradebook
-
     from mlmcourse.grader.engine import grade_submission
-    from mlmcourse.grader.grading import course_id
 
     root = graded["root"]
+    config = GradingConfig.load(root)
     assert not graded["outcome"].failed
     assert len({o.worker for o in graded["outcome"].outcomes.values()}) >= 1
-    with Gradebook(gradebook_url(root), course_id(root)) as gradebook:
+    with config.gradebook() as gradebook:
         for student in STUDENTS:
             [alone] = grade_submission(root, student, root / "submitted" / student / ASSIGNMENT,
                                        tmp_path / student, notebooks=[FIRST])
@@ -145,6 +144,7 @@ def test_parallel_scores_equal_sequential_engine_scores(graded, tmp_path):
             assert nb.score == alone.score == expected_first(student), student
 
 
+@pytest.mark.slow
 def test_scores_read_back_match_the_samples(graded):
     scores = {s.student: s for s in read_scores(graded["root"]) if s.notebook == FIRST}
     for student in STUDENTS:
@@ -152,6 +152,7 @@ def test_scores_read_back_match_the_samples(graded):
     assert scores["reference"].score == scores["reference"].max_score > 0
 
 
+@pytest.mark.slow
 def test_workers_never_touch_the_course_directory(graded):
     """The coordinator is the only writer (indeed the only reader) of the gradebook and of the
     course: worker processes get bytes and give bytes back; the audit saw no file of the course."""
@@ -162,10 +163,12 @@ def test_workers_never_touch_the_course_directory(graded):
     assert (graded["root"] / "gradebook.db").is_file()
 
 
+@pytest.mark.slow
 def test_submitted_files_are_untouched(graded):
     assert fingerprint(graded["root"] / "submitted") == graded["before"]
 
 
+@pytest.mark.slow
 def test_autograded_notebooks_are_written_by_the_coordinator(graded):
     root = graded["root"]
     for student in STUDENTS:
@@ -175,6 +178,7 @@ def test_autograded_notebooks_are_written_by_the_coordinator(graded):
         assert any(is_graded(cell) and cell.outputs for cell in nb.cells), student
 
 
+@pytest.mark.slow
 def test_feedback_says_what_failed_without_the_hidden_tests(graded):
     root = graded["root"]
     source = nbio.read(root / "source" / ASSIGNMENT / f"{FIRST}.ipynb")
@@ -211,6 +215,7 @@ def contents(folder: Path) -> dict[str, str]:
     return {k: digest for k, (digest, _) in fingerprint(folder).items()}
 
 
+@pytest.mark.slow
 def test_a_regrade_gives_the_same_scores_and_files(graded, client):
     """Grading the class again changes nothing: scores, autograded notebooks and feedback are
     byte-identical (the build commits them)."""
@@ -230,6 +235,7 @@ def test_a_regrade_gives_the_same_scores_and_files(graded, client):
     assert not changed, f"feedback differs after a regrade: {changed}"
 
 
+@pytest.mark.slow
 def test_grade_command_on_a_running_scheduler(tmp_path, client):
     """`grade --scheduler ADDRESS` sends the work to an existing Dask cluster (here: this test
     module's), whose workers see only what the tasks carry."""
@@ -262,6 +268,7 @@ def _mend_engine(dask_worker) -> None:
     engine.grade_submission = dask_worker.mlm_real_engine
 
 
+@pytest.mark.slow
 def test_a_grader_failure_keeps_earlier_grades(graded, client):
     """When grading itself fails, the student keeps the earlier grades and notebooks, and the
     run says so (it never records the student as zero)."""
@@ -291,6 +298,33 @@ def test_autograde_raises_grading_error_for_failed_submissions(tmp_path, monkeyp
     (tmp_path / "submitted" / "someone" / ASSIGNMENT).mkdir(parents=True)
     with pytest.raises(GradingError, match="someone: worker lost"):
         autograde(tmp_path, ["someone"])
+
+
+def test_progress_without_a_terminal_is_one_line_per_student(capsys, monkeypatch):
+    """`make grade` in a log (no terminal): a line per graded student, with its score and an
+    estimate of the time left; a grader's failure is said as such."""
+    from mlmcourse.grader.coordinator import Outcome, Progress
+    from mlmcourse.grader.results import NotebookResult
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    results = [NotebookResult(FIRST, 5.0, 7.0, "ok"), NotebookResult("02_x", 3.0, 3.0, "ok")]
+    with Progress(3) as progress:
+        progress.graded(Outcome("ada", results))
+        progress.failed("bob", "worker lost")
+        progress.graded(Outcome("cy", []))
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 3, lines
+    assert lines[0].startswith("grading 1/3  ada: 8 / 10  (about ") and "left)" in lines[0]
+    assert "bob: not graded (worker lost)" in lines[1]
+    assert lines[2].startswith("grading 3/3  cy: 0 / 0  (done)")
+
+
+def test_progress_off_prints_nothing(capsys):
+    from mlmcourse.grader.coordinator import Outcome, Progress
+
+    with Progress(1, False) as progress:
+        progress.graded(Outcome("ada"))
+    assert capsys.readouterr().err == ""
 
 
 def test_links_in_a_submission_are_not_shipped(tmp_path):
@@ -372,6 +406,7 @@ def _user_exists(name: str) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_grade_into_postgresql_through_db_url(tmp_path):
     """`grade --db-url postgresql://...` writes the gradebook into a real PostgreSQL server;
     the scores read back from it are the samples' expected ones, and no SQLite file appears."""
@@ -391,7 +426,7 @@ def test_grade_into_postgresql_through_db_url(tmp_path):
             cwd=root, env=env, capture_output=True, text=True, timeout=600,
         )
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        scores = {s.student: s.score for s in read_scores(root, url)}
+        scores = {s.student: s.score for s in read_scores(GradingConfig.load(root, url))}
     assert scores == {"reference": expected_first("reference"),
                       STUDENTS[-1]: expected_first(STUDENTS[-1])}
     assert not (root / "gradebook.db").exists()

@@ -73,7 +73,8 @@ def _timed(command: list[str], cwd: Path, env: dict) -> float:
 def benchmark(root: Path, size: int = BENCH_SIZE, first: int = BENCH_NOTEBOOKS) -> str:
     """Grade one synthetic class three ways on this machine; a markdown table of the times."""
     from mlmcourse.course.layout import notebook_names
-    from mlmcourse.grader.grading import read_scores, tool_env
+    from mlmcourse.grader.config import tool_env
+    from mlmcourse.grader.grading import read_scores
 
     names = notebook_names(root)[:first]
     cores = default_workers()

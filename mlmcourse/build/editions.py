@@ -21,7 +21,8 @@ from mlmcourse.course.cells import (
     without_solution_markers,
 )
 from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
-from mlmcourse.grader.grading import autograde, run_nbgrader, submitted_students
+from mlmcourse.grader.config import run_nbgrader
+from mlmcourse.grader.grading import autograde, submitted_students
 from mlmcourse.build.samples import build_submissions
 
 STAGES = ("release", "notebooks", "graded")

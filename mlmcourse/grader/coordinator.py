@@ -12,8 +12,12 @@
 - results (a score per test cell, the autograded notebooks as bytes) come back to ONE
   coordinator, this process, the only writer of the gradebook (nbgrader's `Gradebook` API:
   submissions and each grade's `auto_score`) and of `autograded/<student>/bert_mlm/`, as each
-  task finishes, with a progress bar on stderr. `mlmcourse.grader.grading.autograde` then runs
-  nbgrader's `generate_feedback` once for the graded students.
+  task finishes, with its progress on stderr (a bar on a terminal, else a line per student).
+  `mlmcourse.grader.grading.autograde` then runs nbgrader's `generate_feedback` once for the
+  graded students.
+
+What the run needs to know of the course (the gradebook's URL, the course id, the limits, the
+workers) comes resolved once, as a `grader.config.GradingConfig`.
 
 Nothing under `submitted/` is written: the coordinator only reads regular files there (never a
 link: a submission cannot make the grader ship, say, the gradebook to a worker). A submission
@@ -38,6 +42,8 @@ from pathlib import Path, PurePosixPath
 
 from mlmcourse.course import nbio
 from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.grader.config import GradingConfig, nbgrader_converter, run_converter, tools_on_path
+from mlmcourse.grader.limits import Limits
 
 COURSE_FILES = ("source", "nbgrader_config.py")  # what the engine reads of the course
 MAX_FILE_BYTES = 32 * 1024 * 1024  # a larger submitted file is not shipped (the engine's limit)
@@ -121,7 +127,7 @@ def submission_files(root: Path, student: str) -> dict[str, bytes]:
 
 
 def grade_task(course: dict[str, bytes], student: str, submitted: dict[str, bytes],
-               notebooks: list[str] | None = None, limits=None) -> Outcome:
+               notebooks: list[str] | None = None, limits: Limits | None = None) -> Outcome:
     """Grade one submission on a worker, in a scratch folder removed afterwards."""
     from mlmcourse.grader import engine
 
@@ -187,34 +193,70 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
             yield client
 
 
-def progress_bar(total: int, enabled: bool | None):
-    """tqdm on stderr (off when stderr is not a terminal, unless asked for)."""
-    from tqdm import tqdm
+class Progress:
+    """How far the run is, on stderr: a tqdm bar on a terminal; elsewhere (a CI log, `nohup`)
+    one line per finished submission, with its score and an estimate of the time left.
 
-    if enabled is None:
-        enabled = sys.stderr.isatty()
-    return tqdm(total=total, unit="submission", desc="grading", file=sys.stderr,
-                disable=not enabled, dynamic_ncols=True)
+    `mode`: True: the bar; False: nothing; None: the bar on a terminal, else the lines."""
+
+    def __init__(self, total: int, mode: bool | None = None):
+        from tqdm import tqdm
+
+        terminal = sys.stderr.isatty()
+        self.total, self.finished = total, 0
+        self.lines = mode is None and not terminal
+        self.started = time.perf_counter()
+        self.bar = tqdm(total=total, unit="submission", desc="grading", file=sys.stderr,
+                        disable=not (terminal if mode is None else mode), dynamic_ncols=True)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.close()
+
+    def graded(self, outcome: Outcome) -> None:
+        got = sum(result.score for result in outcome.results)
+        out_of = sum(result.max_score for result in outcome.results)
+        self._step(f"{outcome.student}: {got:g} / {out_of:g}")
+
+    def failed(self, student: str, why: str) -> None:
+        first_line = (why.strip().splitlines() or ["?"])[0]
+        self._step(f"{student}: not graded ({first_line})")
+
+    def _step(self, what: str) -> None:
+        self.finished += 1
+        self.bar.update(1)
+        if self.lines:
+            print(f"grading {self.finished}/{self.total}  {what}  {self._time_left()}",
+                  file=sys.stderr, flush=True)
+
+    def _time_left(self) -> str:
+        remaining = self.total - self.finished
+        if remaining <= 0:
+            return "(done)"
+        seconds = (time.perf_counter() - self.started) / self.finished * remaining
+        return f"(about {seconds:.0f} s left)" if seconds < 90 else \
+            f"(about {seconds / 60:.0f} min left)"
 
 
 # ---- the coordinator ----------------------------------------------------------------------------
 
 
-def prepare_gradebook(root: Path, db_url: str) -> None:
+def prepare_gradebook(config: GradingConfig) -> None:
     """Make the gradebook know the assignment, its notebooks and cells (from source/).
 
     nbgrader's own `generate_assignment` does this; it runs in-process, on a scratch copy of the
-    course files (its release output is thrown away), against the given database."""
+    course files (its release output is thrown away), against the run's database."""
     from nbgrader.converters import GenerateAssignment
-
-    from mlmcourse.grader.grading import nbgrader_converter, run_converter
 
     with tempfile.TemporaryDirectory(prefix="mlm-gradebook-") as tmp:
         scratch = Path(tmp)
-        write_files(course_snapshot(root), scratch)
+        write_files(course_snapshot(config.root), scratch)
         converter = nbgrader_converter(
-            GenerateAssignment, scratch, db_url,
+            GenerateAssignment, config,
             {"CourseDirectory.assignment_id": ASSIGNMENT, "GenerateAssignment.force": True},
+            root=scratch,
         )
         run_converter(converter, "generate_assignment (to set up the gradebook)")
 
@@ -335,67 +377,62 @@ def write_autograded(root: Path, outcome: Outcome, notebooks: dict | None = None
 
 
 def grade_class(
-    root: Path,
+    course: GradingConfig | Path,
     students: list[str],
     *,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    db_url: str | None = None,
     notebooks: list[str] | None = None,
-    limits=None,
     progress: bool | None = None,
     client=None,
 ) -> ClassOutcome:
     """Grade `students` concurrently; write the gradebook and autograded/ from this process.
 
-    `client`: an existing Dask client to use (tests); else one is made for the run."""
-    from mlmcourse.grader.grading import tools_on_path
-
+    `course`: the run's configuration (or the course root, to load it); `notebooks`: grade only
+    these; `progress`: see `Progress`; `client`: an existing Dask client to use (tests), else one
+    is made for the run on the configuration's workers or scheduler."""
+    config = GradingConfig.of(course)
     tools_on_path()
-    root = Path(root).resolve()
     started = time.perf_counter()
     report = ClassOutcome()
     if not students:
         return report
     with contextlib.ExitStack() as stack:
         if client is None:
-            client = stack.enter_context(dask_client(workers, scheduler))
+            client = stack.enter_context(dask_client(config.workers, config.scheduler))
         report.workers = len(client.scheduler_info().get("workers", {}))
-        _run_tasks(client, root, list(students), notebooks, limits, db_url, progress, report)
+        _run_tasks(client, config, list(students), notebooks, progress, report)
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _run_tasks(client, root, students, notebooks, limits, db_url, progress, report) -> None:
+def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: list[str] | None,
+               progress: bool | None, report: ClassOutcome) -> None:
     from distributed import as_completed
-    from nbgrader.api import Gradebook
 
-    from mlmcourse.grader.grading import course_id, gradebook_url
-
-    url = gradebook_url(root, db_url)
+    root = config.root
     [course] = client.scatter([course_snapshot(root)], broadcast=True)
     futures = {
         client.submit(grade_task, course, student, submission_files(root, student), notebooks,
-                      limits, key=f"grade-{student}-{time.monotonic_ns()}", pure=False): student
+                      config.limits, key=f"grade-{student}-{time.monotonic_ns()}",
+                      pure=False): student
         for student in students
     }
     try:  # the workers start grading while this process sets up the gradebook
-        prepare_gradebook(root, url)
+        prepare_gradebook(config)
     except BaseException:
         client.cancel(list(futures))
         raise
-    with Gradebook(url, course_id(root)) as gradebook, \
-            progress_bar(len(students), progress) as bar:
+    with config.gradebook() as gradebook, Progress(len(students), progress) as shown:
         for future in as_completed(list(futures)):
             student = futures[future]
             try:
                 outcome = future.result()
             except Exception as err:  # noqa: BLE001  (the grader's failure, not the student's)
                 report.failed[student] = f"{type(err).__name__}: {err}"
+                shown.failed(student, report.failed[student])
             else:
                 graded = graded_notebooks(outcome)
                 write_autograded(root, outcome, graded)
                 record(gradebook, root, outcome, graded)
                 report.outcomes[student] = outcome
-            bar.update(1)
+                shown.graded(outcome)
             future.release()
