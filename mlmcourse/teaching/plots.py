@@ -1,4 +1,8 @@
-"""Figures for the course notebooks (drawing only: no solution code lives here)."""
+"""The corruption grid of notebook 1 (drawing only: no solution code lives here).
+
+The branch colours and names come from ``mlmcourse.teaching.palette`` and the thresholds from
+``mlmcourse.teaching.experiment``, so the grid and notebook 4's figures say the same thing.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +16,23 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-# What happened at a site, in the order of the legend.
+from mlmcourse.teaching.experiment import branch_of
+from mlmcourse.teaching.palette import (
+    BRANCH_COLOURS,
+    BRANCH_TEXT_COLOURS,
+    FAIL_COLOUR,
+    UNSELECTED_COLOUR,
+    UNSELECTED_NAME,
+    UNSELECTED_TEXT_COLOUR,
+    branch_labels,
+)
+
+# What happened at a site, in the order of the legend: unselected, then the three branches.
 UNSELECTED, MASKED, RANDOM, KEPT = range(4)
-OUTCOME_NAMES = ("unselected", "[MASK]  (u < 0.8)", "random  (0.8 ≤ u < 0.9)", "kept  (u ≥ 0.9)")
-# Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
-OUTCOME_COLOURS = ("#e9e9e9", "#0072b2", "#e69f00", "#009e73")
-TEXT_COLOURS = ("#555555", "white", "black", "white")
-MISMATCH_COLOUR = "#d00000"
-MASK_THRESHOLD, KEEP_THRESHOLD = 0.8, 0.9
+OUTCOME_NAMES = (UNSELECTED_NAME, *branch_labels("u"))
+OUTCOME_COLOURS = (UNSELECTED_COLOUR, *BRANCH_COLOURS)
+TEXT_COLOURS = (UNSELECTED_TEXT_COLOUR, *BRANCH_TEXT_COLOURS)
+MISMATCH_COLOUR = FAIL_COLOUR
 
 TokenNames = Sequence[str] | Mapping[int, str] | None
 
@@ -28,10 +41,7 @@ def classify_sites(selected: torch.Tensor, draws: torch.Tensor) -> np.ndarray:
     """Outcome code per site, from the selection and the draws alone (the 80/10/10 rule)."""
     selected = selected.detach().to("cpu", torch.bool)
     draws = draws.detach().cpu()  # compared in their own dtype, as a student's code would
-    outcome = torch.full(selected.shape, UNSELECTED, dtype=torch.int64)
-    outcome[selected & (draws < MASK_THRESHOLD)] = MASKED
-    outcome[selected & (draws >= MASK_THRESHOLD) & (draws < KEEP_THRESHOLD)] = RANDOM
-    outcome[selected & (draws >= KEEP_THRESHOLD)] = KEPT
+    outcome = torch.where(selected, MASKED + branch_of(draws), UNSELECTED)
     return outcome.numpy()
 
 
@@ -58,13 +68,13 @@ def format_draw(draw: float) -> str:
     """Two decimals, or more when rounding would put the draw on the wrong side of a threshold."""
     for decimals in (2, 4):
         text = f"{draw:.{decimals}f}"
-        if _side(float(text)) == _side(draw):
+        if _branch(float(text)) == _branch(draw):
             return text
-    return repr(draw)[:6] + "…"  # truncated, never rounded up across 0.8 or 0.9
+    return repr(draw)[:6] + "…"  # truncated, never rounded up across a threshold
 
 
-def _side(draw: float) -> int:
-    return int(draw >= MASK_THRESHOLD) + int(draw >= KEEP_THRESHOLD)
+def _branch(draw: float) -> int:
+    return int(branch_of(torch.tensor(draw, dtype=torch.float64)))
 
 
 def _as_grid(tensor: torch.Tensor, name: str) -> np.ndarray:
