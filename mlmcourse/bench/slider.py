@@ -11,7 +11,7 @@ import torch
 
 from mlmcourse.teaching.experiment import run_experiment
 from mlmcourse.teaching.loader import load_student_functions
-from mlmcourse.teaching.widgets import SliderPanel
+from mlmcourse.teaching.sliders import SliderPanel
 
 
 def slider_update_times(n: int = 30, source_dir: str | Path | None = None) -> dict[str, float]:
@@ -49,7 +49,6 @@ def slider_update_times(n: int = 30, source_dir: str | Path | None = None) -> di
         "image_kib": len(panel.image.value) / 1024,
         "load_average_1min": os.getloadavg()[0],
     }
-
 
 
 def main() -> int:

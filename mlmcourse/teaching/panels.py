@@ -1,21 +1,17 @@
-"""Figures and the slider panel of the experiment notebook.
+"""The figures of the experiment notebook (notebook 4), built from panels.
 
 Each figure is a *panel*: a small class that creates its artists once and can be fed a new
-:class:`~mlmcourse.teaching.experiment.History` (``update``), so the same code draws the
-static figures
-of the notebook and updates the slider dashboard in place. The dashboard figure is a bare
-:class:`matplotlib.figure.Figure`, never registered with pyplot: it cannot leak, be shown twice
-or be closed by the inline backend. Each slider change re-runs the 100 steps, updates the
-artists, redraws only them over a cached background (blitting) and puts the new picture into one
-``ipywidgets.Image``: no flicker, no second figure, nothing left behind.
+:class:`~mlmcourse.teaching.experiment.History` (``update``), so the same code draws the static
+figures of the notebook (the ``plot_*`` functions here) and updates the slider dashboard of
+``mlmcourse.teaching.sliders`` in place. :class:`Dashboard` puts all panels into one figure; with
+``blit=True`` it redraws only the data over a cached background, which is what keeps one slider
+change fast. Colours and branch names come from ``mlmcourse.teaching.palette``.
 """
 
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -39,22 +35,28 @@ from mlmcourse.teaching.experiment import (
     History,
     Settings,
     acceptance,
+    branch_of,
     normalize_shares,
     run_experiment,
     true_center,
 )
+from mlmcourse.teaching.palette import (
+    BLUE,
+    BRANCH_COLOURS,
+    FAIL_COLOUR,
+    LINE_COLOUR,
+    PASS_COLOUR,
+    branch_labels,
+    verdict_colour,
+)
 
-MASK_COLOR, RANDOM_COLOR, KEEP_COLOR = "#4C72B0", "#DD8452", "#55A868"
-BRANCH_COLORS = (MASK_COLOR, RANDOM_COLOR, KEEP_COLOR)
-BRANCH_RGBA = to_rgba_array(BRANCH_COLORS)  # converted once: an update recolours ~1000 dots
-BRANCH_NAMES = ("[MASK]  (draw < 0.8)", "random id  (0.8 ≤ draw < 0.9)", "kept  (draw ≥ 0.9)")
-PASS_COLOR, FAIL_COLOR = "#2E7D32", "#C62828"
-LINE_COLOR, GOAL_COLOR = "#333333", "#2E7D32"
+BRANCH_RGBA = to_rgba_array(BRANCH_COLOURS)  # converted once: an update recolours ~1000 dots
+REFERENCE_COLOUR, NOTE_COLOUR = "#888888", "#666666"  # the uniform guess and its label
 DASHBOARD_SIZE = (11.0, 6.8)
 DASHBOARD_DPI = 80
 LOSS_LIMITS = (0.0, 2.0)  # fixed limits: the slider panel redraws only the data on top
 NLL_LIMITS = (1e-3, 3.0)
-NBGRADER_NOTE = "Sliders are off while nbgrader executes this notebook (NBGRADER_EXECUTION is set)."
+UNIFORM_GUESS = f"ln {VOCAB_SIZE}"  # INITIAL_NLL, as the figures name it
 
 
 def _steps(n: int, start: int = 1) -> np.ndarray:
@@ -63,11 +65,6 @@ def _steps(n: int, start: int = 1) -> np.ndarray:
 
 def format_nll(value: float) -> str:
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
-
-
-def branch_of(draws: torch.Tensor) -> torch.Tensor:
-    """0 = [MASK], 1 = random id, 2 = kept: the branch make_mlm_inputs takes for each draw."""
-    return (draws >= THRESHOLDS[0]).long() + (draws >= THRESHOLDS[1]).long()
 
 
 def mix_label(shares: Sequence[float]) -> str:
@@ -80,17 +77,25 @@ def settings_label(settings: Settings) -> str:
             f"mask/random/keep {mix_label(settings.shares)}")
 
 
+def draw_nll_goal(ax: Axes) -> None:
+    """The goal of the acceptance rule on a log-scale NLL axis: a green band below the limit."""
+    ax.set_yscale("log")
+    ax.axhspan(1e-9, MAX_FINAL_NLL, color=PASS_COLOUR, alpha=0.08, lw=0)
+    ax.axhline(MAX_FINAL_NLL, color=PASS_COLOUR, lw=1.2)
+    ax.set_ylim(NLL_LIMITS)
+
+
 class LossPanel:
     """Training masked-LM loss per update (only the selected centers count)."""
 
     def __init__(self, ax: Axes) -> None:
         self.ax = ax
-        ax.axhline(INITIAL_NLL, color="#888888", ls=":", lw=1)
-        ax.text(0.98, INITIAL_NLL * 1.03, "ln 4: a uniform guess", color="#666666", fontsize=8,
-                ha="right", va="bottom", transform=ax.get_yaxis_transform())
-        (self.line,) = ax.plot([], [], color=MASK_COLOR, lw=1.6)
-        self.empty = ax.scatter([], [], marker="|", color=FAIL_COLOR, s=60, lw=1.5)
-        self.note = ax.text(0.98, 0.97, "", color=FAIL_COLOR, fontsize=8, ha="right", va="top",
+        ax.axhline(INITIAL_NLL, color=REFERENCE_COLOUR, ls=":", lw=1)
+        ax.text(0.98, INITIAL_NLL * 1.03, f"{UNIFORM_GUESS}: a uniform guess", color=NOTE_COLOUR,
+                fontsize=8, ha="right", va="bottom", transform=ax.get_yaxis_transform())
+        (self.line,) = ax.plot([], [], color=BLUE, lw=1.6)
+        self.empty = ax.scatter([], [], marker="|", color=FAIL_COLOUR, s=60, lw=1.5)
+        self.note = ax.text(0.98, 0.97, "", color=FAIL_COLOUR, fontsize=8, ha="right", va="top",
                             transform=ax.transAxes)
         ax.set(title="Training loss per update", xlabel="update", ylabel="masked-LM loss",
                xlim=(0, N_STEPS + 1), ylim=LOSS_LIMITS)
@@ -114,33 +119,31 @@ class EvalPanel:
 
     def __init__(self, ax_nll: Axes, ax_acc: Axes) -> None:
         self.ax_nll, self.ax_acc = ax_nll, ax_acc
-        ax_nll.set_yscale("log")
-        ax_nll.axhspan(1e-9, MAX_FINAL_NLL, color=GOAL_COLOR, alpha=0.08, lw=0)
-        ax_nll.axhline(MAX_FINAL_NLL, color=GOAL_COLOR, lw=1.2)
+        draw_nll_goal(ax_nll)
         fraction = MAX_FRACTION_OF_INITIAL * INITIAL_NLL
-        ax_nll.axhline(fraction, color=GOAL_COLOR, lw=1, ls="--")
-        ax_nll.axhline(INITIAL_NLL, color="#888888", ls=":", lw=1)
+        ax_nll.axhline(fraction, color=PASS_COLOUR, lw=1, ls="--")
+        ax_nll.axhline(INITIAL_NLL, color=REFERENCE_COLOUR, ls=":", lw=1)
         blended = ax_nll.get_yaxis_transform()
-        ax_nll.text(0.98, MAX_FINAL_NLL * 0.93, f"goal: NLL < {MAX_FINAL_NLL}", color=GOAL_COLOR,
+        ax_nll.text(0.98, MAX_FINAL_NLL * 0.93, f"goal: NLL < {MAX_FINAL_NLL}", color=PASS_COLOUR,
                     fontsize=8, ha="right", va="top", transform=blended)
-        ax_nll.text(0.98, fraction * 1.05, f"10% of the start: {fraction:.3f}", color=GOAL_COLOR,
+        ax_nll.text(0.98, fraction * 1.05, f"10% of the start: {fraction:.3f}", color=PASS_COLOUR,
                     fontsize=8, ha="right", va="bottom", transform=blended)
-        ax_nll.text(0.03, INITIAL_NLL * 1.1, "start: ln 4", color="#666666", fontsize=8,
-                    ha="left", va="bottom", transform=blended)
-        (self.nll,) = ax_nll.plot([], [], color=LINE_COLOR, lw=2)
-        (self.nll_end,) = ax_nll.plot([], [], "o", color=LINE_COLOR, ms=5)
+        ax_nll.text(0.03, INITIAL_NLL * 1.1, f"start: {UNIFORM_GUESS}", color=NOTE_COLOUR,
+                    fontsize=8, ha="left", va="bottom", transform=blended)
+        (self.nll,) = ax_nll.plot([], [], color=LINE_COLOUR, lw=2)
+        (self.nll_end,) = ax_nll.plot([], [], "o", color=LINE_COLOUR, ms=5)
         self.nll_text = ax_nll.text(0, 0, "", fontsize=9, ha="right", va="bottom")
         ax_nll.set(title="Evaluation NLL, all 64 centers", xlabel="update",
-                   ylabel="NLL (log scale)", xlim=(-2, N_STEPS + 2), ylim=NLL_LIMITS)
+                   ylabel="NLL (log scale)", xlim=(-2, N_STEPS + 2))
         ax_nll.grid(alpha=0.3, which="major")
 
-        ax_acc.axhspan(MIN_ACCURACY, 1.05, color=GOAL_COLOR, alpha=0.08, lw=0)
-        ax_acc.axhline(MIN_ACCURACY, color=GOAL_COLOR, lw=1.2)
+        ax_acc.axhspan(MIN_ACCURACY, 1.05, color=PASS_COLOUR, alpha=0.08, lw=0)
+        ax_acc.axhline(MIN_ACCURACY, color=PASS_COLOUR, lw=1.2)
         ax_acc.text(0.5, MIN_ACCURACY - 0.02, f"goal: ≥ {100 * MIN_ACCURACY:.0f}%",
-                    color=GOAL_COLOR, fontsize=8, ha="center", va="top",
+                    color=PASS_COLOUR, fontsize=8, ha="center", va="top",
                     transform=ax_acc.get_yaxis_transform())
-        (self.acc,) = ax_acc.plot([], [], color=LINE_COLOR, lw=2, drawstyle="steps-post")
-        (self.acc_end,) = ax_acc.plot([], [], "o", color=LINE_COLOR, ms=5)
+        (self.acc,) = ax_acc.plot([], [], color=LINE_COLOUR, lw=2, drawstyle="steps-post")
+        (self.acc_end,) = ax_acc.plot([], [], "o", color=LINE_COLOUR, ms=5)
         self.acc_text = ax_acc.text(0, 0, "", fontsize=9, ha="right", va="top")
         ax_acc.set(title="Evaluation accuracy, all 64 centers", xlabel="update",
                    ylabel="accuracy", xlim=(-2, N_STEPS + 2), ylim=(0, 1.05))
@@ -177,7 +180,7 @@ class TablePanel:
         style = dict(aspect="auto", vmin=0, vmax=1, cmap="Blues", interpolation="nearest")
         self.image = ax_learned.imshow(np.full((VOCAB_SIZE**2, VOCAB_SIZE), 0.25), **style)
         ax_truth.imshow(onehot, **style)
-        self.wrong = ax_learned.scatter([], [], marker="x", color=FAIL_COLOR, s=40, lw=2)
+        self.wrong = ax_learned.scatter([], [], marker="x", color=FAIL_COLOUR, s=40, lw=2)
         row_labels = [f"{a} {b}" for a, b in zip(left.tolist(), right.tolist(), strict=True)]
         for ax in (ax_learned, ax_truth):
             ax.set_xticks(range(VOCAB_SIZE))
@@ -189,7 +192,7 @@ class TablePanel:
         ax_learned.set_ylabel("left right")
         ax_truth.set_yticklabels([])
         ax_learned.set_title("learned\nsoftmax(W)", fontsize=10)
-        ax_truth.set_title("true rule\n(2·left+right) % 4", fontsize=10)
+        ax_truth.set_title(f"true rule\n(2·left+right) % {VOCAB_SIZE}", fontsize=10)
         self.artists = [self.image, self.wrong]
 
     def update(self, history: History) -> None:
@@ -209,20 +212,21 @@ class DrawPanel:
     def __init__(self, ax: Axes) -> None:
         self.ax = ax
         edges = (0.0, *THRESHOLDS, 1.0)
-        for i, color in enumerate(BRANCH_COLORS):
-            ax.axvspan(edges[i], edges[i + 1], color=color, alpha=0.08, lw=0)
+        for i, colour in enumerate(BRANCH_COLOURS):
+            ax.axvspan(edges[i], edges[i + 1], color=colour, alpha=0.08, lw=0)
         for threshold in THRESHOLDS:
             ax.axvline(threshold, color="#555555", lw=1)
         self.points = ax.scatter([], [], s=6, lw=0)
         self.focus = ax.scatter([], [], s=40, edgecolors="black", linewidths=0.8, zorder=3)
         self.focus_line = ax.axhline(1, color="black", lw=0.6, alpha=0.6)
-        handles = [Line2D([], [], ls="", marker="o", color=c, ms=6) for c in BRANCH_COLORS]
-        self.legend = ax.legend(handles, BRANCH_NAMES, loc="upper center", fontsize=8,
+        handles = [Line2D([], [], ls="", marker="o", color=c, ms=6) for c in BRANCH_COLOURS]
+        self.legend = ax.legend(handles, branch_labels("draw"), loc="upper center", fontsize=8,
                                 bbox_to_anchor=(0.5, -0.16), ncols=3, frameon=False,
                                 handletextpad=0.2, columnspacing=1.5)
         ax.set_xlim(0, 1)
         ax.set_ylim(N_STEPS + 2, -1)  # update 1 at the top, with room for its ringed dots
-        ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0], ["0", ".2", ".4", ".6", ".8", ".9", "1"])
+        ticks = sorted({0.0, 0.2, 0.4, 0.6, *THRESHOLDS, 1.0})
+        ax.set_xticks(ticks, [f"{t:g}".removeprefix("0") or "0" for t in ticks])
         ax.set(xlabel="draw handed to make_mlm_inputs", ylabel="update")
         ax.set_title("Draws at the selected centers, all updates", fontsize=10, pad=16)
         self.title = ax.text(0.5, 1.01, "", transform=ax.transAxes, ha="center", va="bottom",
@@ -235,39 +239,44 @@ class DrawPanel:
             return
         step = min(max(int(step), 1), n)
         rows, cols = torch.nonzero(history.selected, as_tuple=True)
-        draws = history.draws[rows, cols].numpy()
         branch = branch_of(history.draws[rows, cols]).numpy()
-        colors = BRANCH_RGBA[branch]
+        draws = history.draws[rows, cols].numpy()
+        colours = BRANCH_RGBA[branch]
         y = rows.numpy() + 1
         self.points.set_offsets(np.column_stack([draws, y]))
-        self.points.set_facecolor(colors)
+        self.points.set_facecolor(colours)
         here = y == step
         self.focus.set_offsets(np.column_stack([draws[here], y[here]]))
-        self.focus.set_facecolor(colors[here])
+        self.focus.set_facecolor(colours[here])
         self.focus_line.set_ydata([step, step])
         now = np.bincount(branch[here], minlength=3)
         self.title.set_text(f"update {step}: {now.sum()} selected → {now[0]} [MASK], "
                             f"{now[1]} random, {now[2]} kept")
 
 
+def verdict(result: Acceptance) -> str:
+    return "PASS" if result.passed else "FAIL"
+
+
 def badge_text(result: Acceptance) -> str:
+    """The acceptance badge as one line of figure text."""
     marks = "   ".join(("✓ " if ok else "✗ ") + line for ok, line in result.lines())
-    return ("PASS   " if result.passed else "FAIL   ") + marks
+    return f"{verdict(result)}   {marks}"
 
 
 def badge_html(result: Acceptance, settings: Settings | None = None) -> str:
     """The acceptance badge as HTML: one coloured line per check."""
-    color = PASS_COLOR if result.passed else FAIL_COLOR
+    colour = verdict_colour(result.passed)
     items = "".join(
-        f"<li style='color:{PASS_COLOR if ok else FAIL_COLOR}'>{'✓' if ok else '✗'} {line}</li>"
+        f"<li style='color:{verdict_colour(ok)}'>{'✓' if ok else '✗'} {line}</li>"
         for ok, line in result.lines()
     )
     where = f"<div style='color:#555;font-size:90%'>{settings_label(settings)}</div>" \
         if settings else ""
     return (
-        f"<div style='border:2px solid {color};border-radius:6px;padding:4px 10px;"
-        f"display:inline-block'><b style='color:{color}'>"
-        f"{'PASS: the run meets' if result.passed else 'FAIL: the run misses'} the acceptance "
+        f"<div style='border:2px solid {colour};border-radius:6px;padding:4px 10px;"
+        f"display:inline-block'><b style='color:{colour}'>"
+        f"{verdict(result)}: the run {'meets' if result.passed else 'misses'} the acceptance "
         f"rule</b><ul style='margin:2px 0;padding-left:18px'>"
         f"{items}</ul>{where}</div>"
     )
@@ -311,7 +320,7 @@ class Dashboard:
         self.tables.update(history)
         self.draws.update(history, step)
         self.badge.set_text(badge_text(result))
-        self.badge.set_color(PASS_COLOR if result.passed else FAIL_COLOR)
+        self.badge.set_color(verdict_colour(result.passed))
         self.where.set_text(settings_label(history.settings))
 
     def render(self) -> bytes:
@@ -404,17 +413,14 @@ def plot_small_multiples(
                 continue
             history = run_experiment(make_mlm_inputs, masked_lm_loss, settings_row[c])
             result = acceptance(history)
-            ax.set_yscale("log")
-            ax.axhspan(1e-9, MAX_FINAL_NLL, color=GOAL_COLOR, alpha=0.08, lw=0)
-            ax.axhline(MAX_FINAL_NLL, color=GOAL_COLOR, lw=1)
+            draw_nll_goal(ax)
             ax.plot(x, reference.eval_nll.numpy(), color="#BBBBBB", lw=3, label="default run")
-            ax.plot(x, history.eval_nll.numpy(), color=LINE_COLOR, lw=1.5, label="this setting")
+            ax.plot(x, history.eval_nll.numpy(), color=LINE_COLOUR, lw=1.5, label="this setting")
             value = _setting_value(name, settings_row[c])
-            verdict = "PASS" if result.passed else "FAIL"
-            ax.set_title(f"{name} = {value}\n{verdict} · NLL {format_nll(result.final_nll)} · "
+            ax.set_title(f"{name} = {value}\n{verdict(result)} · NLL "
+                         f"{format_nll(result.final_nll)} · "
                          f"acc {100 * result.final_accuracy:.0f}%", fontsize=9,
-                         color=PASS_COLOR if result.passed else FAIL_COLOR)
-            ax.set_ylim(1e-3, 3)
+                         color=verdict_colour(result.passed))
             ax.grid(alpha=0.3)
             if c == 0:
                 ax.set_ylabel("eval NLL")
@@ -422,7 +428,7 @@ def plot_small_multiples(
                 ax.set_xlabel("update")
     axes[0, 0].legend(fontsize=8, loc="lower left", frameon=False)
     fig.suptitle("One slider at a time, the others at their defaults "
-                 "(seed 163, lr 0.08, selection 0.15, 80/10/10)", fontsize=10)
+                 f"({settings_label(Settings())})", fontsize=10)
     return fig
 
 
@@ -434,130 +440,12 @@ def _setting_value(name: str, settings: Settings) -> str:
     return mix_label(settings.shares)
 
 
-# ----- the slider panel ---------------------------------------------------------------------
-
-
-class SliderPanel:
-    """Sliders for the experiment; every change re-runs the 100 updates and redraws in place."""
-
-    def __init__(self, make_mlm_inputs: Callable, masked_lm_loss: Callable,
-                 settings: Settings | None = None) -> None:
-        import ipywidgets as widgets
-
-        self.functions = (make_mlm_inputs, masked_lm_loss)
-        self.defaults = settings or Settings()
-        d = self.defaults
-        common = dict(continuous_update=False, style={"description_width": "110px"},
-                      layout=widgets.Layout(width="360px"))
-        self.rate = widgets.FloatSlider(d.selection_rate, min=0.01, max=1.0, step=0.01,
-                                        description="selection rate", **common)
-        self.mask = widgets.FloatSlider(d.shares[0], min=0, max=1, step=0.05,
-                                        description="[MASK] share", **common)
-        self.random = widgets.FloatSlider(d.shares[1], min=0, max=1, step=0.05,
-                                          description="random share", **common)
-        self.keep = widgets.FloatSlider(d.shares[2], min=0, max=1, step=0.05,
-                                        description="keep share", **common)
-        self.seed = widgets.IntSlider(d.seed, min=0, max=999, description="seed", **common)
-        self.lr = widgets.FloatLogSlider(d.lr, base=10, min=-3, max=0.5, step=0.05,
-                                         readout_format=".3g", description="lr", **common)
-        self.step = widgets.IntSlider(1, min=1, max=d.n_steps, description="inspect update",
-                                      **common)
-        self.reset = widgets.Button(
-            description="reset to the protocol", icon="undo", layout=widgets.Layout(width="auto")
-        )
-        self.mix = widgets.HTML()
-        self.badge = widgets.HTML()
-        self.out = widgets.Output()  # errors and messages land here, in front of the student
-        # Not a pyplot figure: the inline backend never shows, duplicates or closes it.
-        self.fig = Figure(figsize=DASHBOARD_SIZE, dpi=DASHBOARD_DPI)
-        self.dashboard = Dashboard(self.fig, blit=True)
-        self.image = widgets.Image(format="jpeg", layout=widgets.Layout(max_width="100%"))
-        self.history: History | None = None
-        self._error_shown = False
-        self.runs = [self.rate, self.mask, self.random, self.keep, self.seed, self.lr]
-        for slider in self.runs:
-            slider.observe(self._on_change, names="value")
-        self.step.observe(self._on_step, names="value")
-        self.reset.on_click(self._on_reset)
-        left = widgets.VBox([self.rate, self.seed, self.lr, self.step, self.reset])
-        right = widgets.VBox([self.mask, self.random, self.keep, self.mix])
-        self.widget = widgets.VBox([widgets.HBox([left, right]), self.badge, self.out, self.image])
-        self._guarded(self.update)
-
-    def settings(self) -> Settings:
-        shares = (self.mask.value, self.random.value, self.keep.value)
-        return replace(self.defaults, seed=int(self.seed.value), lr=float(self.lr.value),
-                       selection_rate=float(self.rate.value), shares=shares)
-
-    def update(self) -> None:
-        """Re-run the experiment with the sliders' values and redraw (what one change costs)."""
-        settings = self.settings()
-        self.mix.value = self._mix_html(settings.shares)
-        self.history = run_experiment(*self.functions, settings)
-        self.redraw()
-
-    def redraw(self) -> None:
-        assert self.history is not None
-        self.dashboard.update(self.history, self.step.value)
-        self.image.value = self.dashboard.render()
-        self.badge.value = badge_html(acceptance(self.history), self.history.settings)
-
-    def _guarded(self, action: Callable[[], None]) -> None:
-        """Run one update; an exception is shown inside the panel instead of being lost."""
-        if self._error_shown:  # clear only what we wrote: the panel never flickers otherwise
-            self.out.clear_output()
-            self._error_shown = False
-        with self.out:
-            try:
-                action()
-            except Exception:
-                self._error_shown = True
-                raise  # the Output widget shows the traceback and swallows it
-
-    def _on_change(self, _change: object) -> None:
-        self._guarded(self.update)
-
-    def _on_step(self, _change: object) -> None:
-        self._guarded(self.redraw if self.history is not None else self.update)
-
-    def _on_reset(self, _button: object) -> None:
-        d = self.defaults
-        with self.out:
-            for slider in self.runs:
-                slider.unobserve(self._on_change, names="value")
-            try:
-                self.rate.value, self.seed.value, self.lr.value = d.selection_rate, d.seed, d.lr
-                self.mask.value, self.random.value, self.keep.value = d.shares
-            finally:
-                for slider in self.runs:
-                    slider.observe(self._on_change, names="value")
-        self._guarded(self.update)
-
-    @staticmethod
-    def _mix_html(shares: Sequence[float]) -> str:
-        try:
-            label = mix_label(shares)
-        except ValueError:
-            return "<span style='color:#C62828'>set at least one share above 0</span>"
-        note = "" if abs(sum(shares) - 1) < 1e-9 else " (the three shares, scaled to sum to 1)"
-        return f"mix used: <b>{label}</b>{note}"
-
-
-def show_sliders(make_mlm_inputs: Callable, masked_lm_loss: Callable) -> SliderPanel | None:
-    """Display the slider panel; under nbgrader print one line instead (grading never waits)."""
-    if os.environ.get("NBGRADER_EXECUTION"):
-        print(NBGRADER_NOTE)
-        return None
-    from IPython.display import display
-
-    panel = SliderPanel(make_mlm_inputs, masked_lm_loss)
-    display(panel.widget)
-    return panel
-
-
 __all__ = [
     "Dashboard",
-    "SliderPanel",
+    "DrawPanel",
+    "EvalPanel",
+    "LossPanel",
+    "TablePanel",
     "badge_html",
     "plot_dashboard",
     "plot_draws",
@@ -566,5 +454,4 @@ __all__ = [
     "plot_tables",
     "plot_train_loss",
     "render_png",
-    "show_sliders",
 ]
