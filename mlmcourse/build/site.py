@@ -10,6 +10,9 @@ internet when a page is read:
   at their saved values and the saved image), with a note on how to run it for real;
 - the scripts nbconvert would load from CDNs (require.js, the widget manager, mermaid) are
   left out.
+
+The page and index templates, their CSS and the MathJax configuration are Jinja files in
+mlmcourse/build/templates/ (package data).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+from jinja2 import Environment, FileSystemLoader
 
 from mlmcourse.course.layout import find_root
 from mlmcourse.course.nbio import WIDGET_STATE
@@ -210,59 +214,10 @@ def snapshot_widgets(nb: nbformat.NotebookNode, notebook_name: str) -> int:
 # ---------------------------------------------------------------------------------------------
 # Pages
 
-PAGE_TEMPLATE = r"""
-{%- extends 'index.html.j2' -%}
-{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
-{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
-{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{%- block html_head_js_mathjax -%}{{ resources.mlm_mathjax }}{%- endblock html_head_js_mathjax -%}
-{% block extra_css %}<style type="text/css">{{ resources.mlm_css }}</style>{% endblock extra_css %}
-{%- block body_header -%}{{ super() }}{{ resources.mlm_nav }}{%- endblock body_header -%}
-{% block body_footer %}{{ resources.mlm_nav }}{{ super() }}{% endblock body_footer %}
-{% block input_group -%}
-{%- if cell.metadata.get('jupyter', {}).get('source_hidden') -%}
-<details class="mlm-solution"><summary>Show the solution</summary>
-{{ super() }}
-</details>
-{%- else -%}
-{{ super() }}
-{%- endif -%}
-{%- endblock input_group %}
-"""
-
-PAGE_CSS = """
-main { max-width: 1100px; margin: 0 auto; }
-.mlm-nav { display: flex; justify-content: space-between; gap: 1em; flex-wrap: wrap;
-  font: 14px/1.5 system-ui, sans-serif; padding: 8px 0; margin: 0 0 8px;
-  border-bottom: 1px solid #ddd; }
-.mlm-nav:last-child { border-top: 1px solid #ddd; border-bottom: none; margin-top: 24px; }
-.mlm-nav a { color: #1a5fb4; text-decoration: none; }
-.mlm-nav a:hover { text-decoration: underline; }
-.mlm-nav .mlm-where { color: #666; }
-details.mlm-solution { margin: 4px 0; }
-details.mlm-solution > summary { cursor: pointer; color: #1a5fb4;
-  font: 14px/1.8 system-ui, sans-serif; padding-left: 4px; }
-.mlm-snapshot { border: 1px dashed #bbb; border-radius: 6px; padding: 10px; }
-.mlm-snapshot img { max-width: 100%; }
-.mlm-vbox { display: flex; flex-direction: column; gap: 4px; }
-.mlm-hbox { display: flex; flex-direction: row; flex-wrap: wrap; gap: 16px; }
-.mlm-slider { display: flex; align-items: center; gap: 8px; font-size: 13px; }
-.mlm-slider-label { width: 110px; text-align: right; }
-.mlm-slider input { width: 160px; }
-.mlm-note { color: #555; font-style: italic; margin: 0 0 8px; }
-"""
-
-MATHJAX_CONFIG = """<script type="text/x-mathjax-config">
-MathJax.Hub.Config({
-  tex2jax: {inlineMath: [["$", "$"], ["\\\\(", "\\\\)"]],
-            displayMath: [["$$", "$$"], ["\\\\[", "\\\\]"]],
-            processEscapes: true, processEnvironments: true},
-  "HTML-CSS": {availableFonts: [], webFont: "STIX-Web", imageFont: null},
-  showMathMenu: false,
-  messageStyle: "none"
-});
-</script>
-<script src="{url}?config=TeX-AMS-MML_HTMLorMML-full,Safe"></script>"""
+# The templates and the CSS are package data (mlmcourse/build/templates/, see pyproject.toml).
+TEMPLATES = Path(__file__).parent / "templates"
+PAGE_TEMPLATE = "mlm_site.html.j2"  # extends nbconvert's lab template
+INDEX_TEMPLATE = "mlm_index.html.j2"
 MATHJAX_CDN = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/MathJax.js"
 
 
@@ -323,21 +278,19 @@ def _inline_markdown(text: str) -> str:
     return re.sub(r"^<p>(.*)</p>$", r"\1", rendered, flags=re.S)
 
 
-def render_page(nb: nbformat.NotebookNode, page: Page, nav: str, mathjax: str) -> str:
-    from jinja2 import DictLoader
+def render_page(nb: nbformat.NotebookNode, page: Page, nav: str, mathjax_url: str) -> str:
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(
         template_name="lab",
-        extra_loaders=[DictLoader({"mlm_site.html.j2": PAGE_TEMPLATE})],
-        template_file="mlm_site.html.j2",
+        extra_loaders=[FileSystemLoader(TEMPLATES)],
+        template_file=PAGE_TEMPLATE,
         embed_images=True,
     )
     resources = {
         "metadata": {"name": f"{page.number}. {page.title}"},
         "mlm_nav": nav,
-        "mlm_css": PAGE_CSS,
-        "mlm_mathjax": mathjax,
+        "mlm_mathjax_url": mathjax_url,
     }
     body, _ = exporter.from_notebook_node(nb, resources=resources)
     return body
@@ -347,63 +300,24 @@ def render_page(nb: nbformat.NotebookNode, page: Page, nav: str, mathjax: str) -
 # The index
 
 
-INDEX_TEMPLATE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>{title}</title>
-<style>
-body {{ font: 16px/1.55 system-ui, sans-serif; max-width: 46em; margin: 2em auto;
-  padding: 0 1em; color: #222; }}
-h1 {{ font-size: 1.7em; line-height: 1.25; }}
-h2 {{ margin-top: 1.6em; font-size: 1.25em; }}
-ol {{ padding-left: 1.4em; }}
-li {{ margin: 0.7em 0; }}
-li a {{ font-weight: 600; color: #1a5fb4; text-decoration: none; }}
-li a:hover {{ text-decoration: underline; }}
-code {{ background: #f2f2f2; padding: 0 3px; border-radius: 3px; font-size: 0.92em; }}
-.summary {{ display: block; color: #444; }}
-.note {{ color: #555; }}
-</style>
-</head>
-<body>
-<h1>{title}</h1>
-<p>The reading edition of the course: every notebook executed, with its outputs and figures.
-The solutions are folded away under <em>Show the solution</em>, so you can try first.</p>
-<h2>The core series</h2>
-<p class="note">Read these in order: together they build and test the masked-LM objective.</p>
-<ol>
-{core}
-</ol>
-<h2>Appendices</h2>
-<p class="note">Beyond the exercise: read them after the core series.</p>
-<ol start="{first_appendix}">
-{appendices}
-</ol>
-<h2>Doing it yourself</h2>
-<p>In the course folder, <code>make lab</code> opens your own copy of the notebooks in
-JupyterLab. To check an attempt with the same hidden tests the TA runs:
-<code>python -m mlmcourse check work/bert_mlm/01_corruption.ipynb</code>.</p>
-</body>
-</html>
-"""
-
-
 def index_html(pages: list[Page], title: str) -> str:
-    def item(page: Page) -> str:
-        summary = _inline_markdown(page.summary) if page.summary else ""
-        return (f'<li value="{page.number}"><a href="{page.html_name}">'
-                f"{_inline_markdown(page.title)}</a>"
-                f'<span class="summary">{summary}</span></li>')
+    def entry(page: Page) -> dict:
+        return {
+            "number": page.number,
+            "href": page.html_name,
+            "title": _inline_markdown(page.title),
+            "summary": _inline_markdown(page.summary) if page.summary else "",
+        }
 
-    core = [p for p in pages if not p.appendix]
-    appendices = [p for p in pages if p.appendix]
-    return INDEX_TEMPLATE.format(
+    # Values arrive as HTML (markdown rendered above), so no autoescaping; the template's final
+    # newline is part of the page.
+    templates = Environment(loader=FileSystemLoader(TEMPLATES), keep_trailing_newline=True)
+    appendices = [entry(p) for p in pages if p.appendix]
+    return templates.get_template(INDEX_TEMPLATE).render(
         title=html.escape(title),
-        core="\n".join(map(item, core)),
-        appendices="\n".join(map(item, appendices)) or "<li>(none yet)</li>",
-        first_appendix=appendices[0].number if appendices else CORE_LAST + 1,
+        core=[entry(p) for p in pages if not p.appendix],
+        appendices=appendices,
+        first_appendix=appendices[0]["number"] if appendices else CORE_LAST + 1,
     )
 
 
@@ -430,17 +344,18 @@ def build_site(root: Path, out: Path | None = None, log=print) -> list[Path]:
     for stale in site.glob("*.html"):
         stale.unlink()
     if copy_mathjax(site):
-        mathjax = MATHJAX_CONFIG.replace("{url}", f"{MATHJAX_DIR}/MathJax.js")
+        mathjax_url = f"{MATHJAX_DIR}/MathJax.js"
     else:
         log("site: jupyter-server-mathjax is not installed, so equations load MathJax from the "
             "internet (pip install jupyter-server-mathjax for an offline site)")
-        mathjax = MATHJAX_CONFIG.replace("{url}", MATHJAX_CDN)
+        mathjax_url = MATHJAX_CDN
     pages = [page for page, _ in entries]
     written = []
     for index, (page, nb) in enumerate(entries):
         snapshot_widgets(nb, f"{page.stem}.ipynb")
         target = site / page.html_name
-        target.write_text(render_page(nb, page, nav_html(pages, index), mathjax), encoding="utf-8")
+        page_html = render_page(nb, page, nav_html(pages, index), mathjax_url)
+        target.write_text(page_html, encoding="utf-8")
         written.append(target)
     index_path = site / "index.html"
     index_path.write_text(index_html(pages, course_title(root)), encoding="utf-8")
