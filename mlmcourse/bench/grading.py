@@ -6,6 +6,7 @@ blank, typical wrong ones); `MLMCOURSE_BENCH_NOTEBOOKS` (default 1) first notebo
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -70,6 +71,16 @@ def _timed(command: list[str], cwd: Path, env: dict) -> float:
     return time.perf_counter() - started
 
 
+def plain_nbgrader_preprocessors() -> str:
+    """The command-line option that gives `nbgrader autograde` nbgrader's own preprocessors back
+    (its `Execute` included): nbgrader_config.py puts the course's engine in `Execute`'s place,
+    and this baseline measures plain nbgrader."""
+    from nbgrader.converters import Autograde
+
+    own = [f"{pp.__module__}.{pp.__qualname__}" for pp in Autograde().autograde_preprocessors]
+    return f"--Autograde.autograde_preprocessors={json.dumps(own)}"
+
+
 def benchmark(root: Path, size: int = BENCH_SIZE, first: int = BENCH_NOTEBOOKS) -> str:
     """Grade one synthetic class three ways on this machine; a markdown table of the times."""
     from mlmcourse.course.layout import notebook_names
@@ -89,7 +100,9 @@ def benchmark(root: Path, size: int = BENCH_SIZE, first: int = BENCH_NOTEBOOKS) 
         plain = Path(tmp) / "plain"
         shutil.copytree(template, plain)
         _timed([*nbgrader, "generate_assignment", ASSIGNMENT, "--force"], plain, env)
-        seconds = _timed([*nbgrader, "autograde", ASSIGNMENT, "--force", "--create"], plain, env)
+        autograde = [*nbgrader, "autograde", ASSIGNMENT, "--force", "--create",
+                     plain_nbgrader_preprocessors()]
+        seconds = _timed(autograde, plain, env)
         rows.append(("plain `nbgrader autograde` (sequential)", 1, seconds))
         feedback = _timed([*nbgrader, "generate_feedback", ASSIGNMENT, "--force"], plain, env)
         rows.append(("plain `nbgrader autograde` + `generate_feedback`", 1, seconds + feedback))
