@@ -11,10 +11,10 @@ from pathlib import Path
 
 import nbformat
 
+from mlmcourse.build.samples import build_submissions
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import (
     STUDENTS_ONLY_TAG,
-    has_tag,
     is_graded,
     is_solution,
     without_hidden_tests,
@@ -23,7 +23,6 @@ from mlmcourse.course.cells import (
 from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
 from mlmcourse.grader.config import run_nbgrader
 from mlmcourse.grader.grading import autograde, submitted_students
-from mlmcourse.build.samples import build_submissions
 
 STAGES = ("release", "notebooks", "graded")
 MANIFEST = "build-manifest.json"
@@ -59,11 +58,13 @@ def reading_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     Cells tagged `students-only` (how to work on the graded exercise) are dropped, and a
     notebook with answers gets a note for readers right after its title.
     """
+    from nbconvert.preprocessors import TagRemovePreprocessor
+
     nb = nbio.clean_source_notebook(nb)
-    kept = [cell for cell in nb.cells if not has_tag(cell, STUDENTS_ONLY_TAG)]
-    if any(is_solution(cell) for cell in kept):
-        kept.insert(1, nbformat.v4.new_markdown_cell(READER_NOTE))
-    nb.cells = kept
+    drop = TagRemovePreprocessor(remove_cell_tags={STUDENTS_ONLY_TAG})
+    nb, _ = drop.preprocess(nb, {})
+    if any(is_solution(cell) for cell in nb.cells):
+        nb.cells.insert(1, nbformat.v4.new_markdown_cell(READER_NOTE))
     for cell in nb.cells:
         if is_solution(cell):
             cell.source = without_solution_markers(cell.source)

@@ -1,4 +1,9 @@
-"""Keep notebooks clean in git: no outputs in sources, stable metadata and cell ids."""
+"""Keep notebooks clean in git: no outputs in sources, stable metadata and cell ids.
+
+nbconvert's preprocessors do the generic parts (ClearOutput, CoalesceStreams); what is ours is
+what they do not offer: one canonical kernelspec, cell ids named after grade ids, one
+serialization with stable widget ids.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,6 @@ import nbformat
 
 from mlmcourse.course.cells import grade_id
 
-KEPT_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 _ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -27,24 +31,32 @@ def stable_cell_ids(nb: nbformat.NotebookNode) -> None:
         cell["id"] = candidate
 
 
+# Cell metadata that changes on every run: timings, collapsed/scrolled state.
+RUN_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime")
+
+
 def strip_execution_metadata(cell: nbformat.NotebookNode) -> None:
     """Drop what changes on every run (timings, collapsed/scrolled state) but keep the rest."""
-    for key in ("execution", "collapsed", "scrolled", "ExecuteTime"):
+    for key in RUN_METADATA:
         cell.metadata.pop(key, None)
 
 
 def clean_source_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Normalize a notebook under source/: no outputs, no counts, minimal metadata."""
+    from nbconvert.preprocessors import ClearOutputPreprocessor
+
     nb.nbformat, nb.nbformat_minor = 4, 5
+    # Not nbconvert's ClearMetadata: it would keep the author's kernelspec, and every source
+    # names the same kernel; cell metadata (nbgrader's, tags) must stay as it is.
     nb.metadata = {
         "kernelspec": dict(KERNELSPEC),
         "language_info": {"name": "python"},
     }
+    clear = ClearOutputPreprocessor(remove_metadata_fields=set(RUN_METADATA))
+    nb, _ = clear.preprocess(nb, {})
     for cell in nb.cells:
-        strip_execution_metadata(cell)
-        if cell.cell_type == "code":
-            cell.outputs = []
-            cell.execution_count = None
+        if cell.cell_type != "code":  # ClearOutput cleans code cells only
+            strip_execution_metadata(cell)
     stable_cell_ids(nb)
     return nb
 
@@ -57,21 +69,14 @@ def dumps(nb: nbformat.NotebookNode) -> str:
 
 
 def merge_streams(outputs: list) -> list:
-    """Consecutive prints to one stream as one output: how a kernel splits them varies from run
-    to run, and generated notebooks must not."""
-    merged: list = []
-    for output in outputs:
-        last = merged[-1] if merged else None
-        if (
-            output.get("output_type") == "stream"
-            and last is not None
-            and last.get("output_type") == "stream"
-            and last.get("name") == output.get("name")
-        ):
-            last["text"] = last.get("text", "") + output.get("text", "")
-        else:
-            merged.append(output)
-    return merged
+    """Consecutive prints to one stream as one output (nbconvert's CoalesceStreams): how a kernel
+    splits them varies from run to run, and generated notebooks must not. Like Jupyter's own
+    display, it keeps of a line rewritten with a carriage return only what is left visible."""
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+
+    cell = nbformat.from_dict({"cell_type": "code", "outputs": list(outputs)})
+    cell, _ = CoalesceStreamsPreprocessor().preprocess_cell(cell, {}, 0)
+    return cell.outputs
 
 
 _ABSOLUTE_LIBRARY = re.compile(r"/[^\s\"'\x1b:]*/(?:site-packages|lib/python3\.\d+)/")
