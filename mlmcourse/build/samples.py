@@ -11,7 +11,12 @@ from pathlib import Path
 import nbformat
 
 from mlmcourse.course import nbio
-from mlmcourse.course.cells import cells_by_grade_id, is_solution, total_points, without_solution_markers
+from mlmcourse.course.cells import (
+    cells_by_grade_id,
+    is_solution,
+    total_points,
+    without_solution_markers,
+)
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 
 Patches = dict[str, dict[str, list[tuple[str, str]]]]
@@ -101,6 +106,21 @@ def _cell(by_id: dict, gid: str, student: SampleStudent) -> nbformat.NotebookNod
     return by_id[gid]
 
 
+def sample_notebook(
+    root: Path, sample: SampleStudent, name: str
+) -> nbformat.NotebookNode | None:
+    """What this sample student hands in for notebook `name` (None when they hand in none):
+    the reference or the blank release, then the sample's cells, patches and transform."""
+    if name not in sample.notebooks:
+        return None
+    if sample.base == "reference":
+        nb = reference_notebook(root, name)
+    else:
+        nb = nbio.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
+    apply_patches(sample, name, nb)
+    return nb
+
+
 def build_submissions(root: Path) -> list[SampleStudent]:
     """Write submitted/<student>/bert_mlm/*.ipynb for every sample student (from scratch)."""
     students = load_samples(root)
@@ -109,11 +129,7 @@ def build_submissions(root: Path) -> list[SampleStudent]:
         shutil.rmtree(submitted)
     for student in students:
         for name in student.notebooks:
-            if student.base == "reference":
-                nb = reference_notebook(root, name)
-            else:
-                nb = nbio.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
-            apply_patches(student, name, nb)
+            nb = sample_notebook(root, student, name)
             nbio.write(nb, submitted / student.student_id / ASSIGNMENT / f"{name}.ipynb")
     return students
 
