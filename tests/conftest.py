@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ("release", "notebooks", "submitted", "autograded", "feedback")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (the system picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def project_files(root: Path = ROOT) -> list[Path]:

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -20,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, course_env
+from conftest import ROOT, course_env, free_port
 
 from mlmcourse.lab import lab_command
 
@@ -53,12 +52,6 @@ PINNED_SETTINGS = {
 }
 
 RUN_ALL = "runmenu:run-all"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def write_pinned_settings(folder: Path) -> Path:
