@@ -14,7 +14,24 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
-# Grading: a hung cell must not stall the class; a dead kernel is reported, not retried forever.
+# Grading through nbgrader (`nbgrader autograde`, the formgrader's Autograde button) uses the
+# course's grading engine in place of nbgrader's `Execute`: `Execute` runs the student's code in
+# the grader's own kernel, where one hostile submission rewrote the gradebook (24 / 24 for every
+# student). The engine runs it sandboxed, the hidden tests in a trusted kernel, and gives the
+# scores `make grade` gives. nbgrader's other steps stay as nbgrader has them. (Limits:
+# c.EngineExecute.cell_timeout_s, memory_bytes, cpu_seconds, call_timeout_s, student_time_s.)
+c.Autograde.autograde_preprocessors = [
+    "mlmcourse.grader.nbgrader_plugin.EngineExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+# Validate (and plain `Execute`, where a TA asks for it): a hung cell must not stall the class;
+# a dead kernel is reported, not retried forever.
 c.ExecutePreprocessor.timeout = 120
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True

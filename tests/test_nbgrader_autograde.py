@@ -1,0 +1,127 @@
+"""Plain `nbgrader autograde` grades through the course's engine (nbgrader_config.py plugs
+`mlmcourse.grader.nbgrader_plugin.EngineExecute` in place of nbgrader's `Execute`).
+
+A scratch course with the hostile samples that attack the grader's own kernel (the gradebook,
+input transformers, patched helpers, deleted tests, stderr), the reference and the blank
+release, graded by nbgrader's command line: each scores exactly its EXPECTED, and nothing of the
+submissions, the course or the gradebook is touched.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, course_env
+from test_parallel import FIRST, expected_first, fingerprint
+
+from mlmcourse.build.samples import apply_patches, load_sample, reference_notebook
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import grade_id, is_graded
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader.grading import read_scores
+
+pytestmark = pytest.mark.slow
+
+# Every hostile sample here submits the first notebook only; so do reference and blank here.
+HOSTILE = ["hostile_gradebook", "hostile_input_transformer", "hostile_patched_helpers",
+           "hostile_deleted_tests", "hostile_stderr"]
+STUDENTS = ["reference", "blank", *HOSTILE]
+BREACH = "HACKED_BY_*"  # what hostile_gradebook leaves next to a file it could open for writing
+
+
+def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+    """`python -m nbgrader ...` in the course, with this repository's package importable."""
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
+                          env=course_env(ROOT), capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, f"nbgrader {' '.join(args)}:\n{done.stdout}{done.stderr[-6000:]}"
+    return done
+
+
+def course_with_release(destination) -> Path:
+    """A scratch course: source/, the config, and the release nbgrader generates from them."""
+    shutil.copytree(ROOT / "source", destination / "source")
+    shutil.copy(ROOT / "nbgrader_config.py", destination / "nbgrader_config.py")
+    nbgrader(destination, "generate_assignment", ASSIGNMENT, "--force")
+    return destination
+
+
+def submit(course: Path, student_id: str) -> None:
+    """The sample's first notebook, made from this course's release, in submitted/."""
+    student = load_sample(ROOT / "samples" / f"{student_id}.py", notebook_names(ROOT))
+    if student.base == "reference":
+        nb = reference_notebook(course, FIRST)
+    else:
+        nb = nbio.read(course / "release" / ASSIGNMENT / f"{FIRST}.ipynb")
+    apply_patches(student, FIRST, nb)
+    nbio.write(nb, course / "submitted" / student_id / ASSIGNMENT / f"{FIRST}.ipynb")
+
+
+@pytest.fixture(scope="module")
+def autograded(tmp_path_factory):
+    """The scratch course after plain `nbgrader autograde`, and what it held before."""
+    course = course_with_release(tmp_path_factory.mktemp("nbgrader").resolve() / "course")
+    for student in STUDENTS:
+        submit(course, student)
+    before = {"submitted": fingerprint(course / "submitted"),
+              "source": fingerprint(course / "source"),
+              "config": (course / "nbgrader_config.py").read_bytes()}
+    nbgrader(course, "autograde", ASSIGNMENT, "--force")
+    return {"course": course, **before}
+
+
+def test_every_sample_scores_what_make_grade_gives(autograded):
+    scores = {(s.student, s.notebook): s.score for s in read_scores(autograded["course"])}
+    wrong = [f"{student}: got {scores.get((student, FIRST))}, want {expected_first(student)}"
+             for student in STUDENTS if scores.get((student, FIRST)) != expected_first(student)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_deleted_tests_are_graded_from_the_source(autograded):
+    """nbgrader's Execute runs the notebook as submitted; the engine rebuilds it from source/."""
+    course = autograded["course"]
+    wanted = graded_ids(nbio.read(course / "source" / ASSIGNMENT / f"{FIRST}.ipynb"))
+    graded = course / "autograded" / "hostile_deleted_tests" / ASSIGNMENT / f"{FIRST}.ipynb"
+    assert graded_ids(nbio.read(graded)) == wanted
+
+
+def graded_ids(nb) -> list[str]:
+    return [grade_id(cell) for cell in nb.cells if is_graded(cell)]
+
+
+def course_gradebook(course):
+    """The scratch course's gradebook (SQLite in the course, as nbgrader_config.py says)."""
+    from nbgrader.api import Gradebook
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    return Gradebook(f"sqlite:///{course / 'gradebook.db'}", config.CourseDirectory.course_id)
+
+
+def test_an_untouched_answer_reads_no_response(autograded):
+    """The engine's notebook carries the gradebook's checksums, as nbgrader's OverwriteCells
+    sets them: SaveAutoGrades then says "No response." for the blank release's answers."""
+    with course_gradebook(autograded["course"]) as gradebook:
+        comments = {
+            student: [c.auto_comment for c in
+                      gradebook.find_submission_notebook(FIRST, ASSIGNMENT, student).comments]
+            for student in ("blank", "reference")
+        }
+    assert comments["blank"] and set(comments["blank"]) == {"No response."}
+    assert comments["reference"] and set(comments["reference"]) == {None}
+
+
+def test_submitted_files_are_untouched(autograded):
+    assert fingerprint(autograded["course"] / "submitted") == autograded["submitted"]
+
+
+def test_the_course_and_its_gradebook_are_not_reached(autograded):
+    course = autograded["course"]
+    assert not list(course.parent.rglob(BREACH)), "a submission wrote next to the TA's files"
+    assert fingerprint(course / "source") == autograded["source"]
+    assert (course / "nbgrader_config.py").read_bytes() == autograded["config"]
+    students = {s.student for s in read_scores(course)}
+    assert students == set(STUDENTS), "the gradebook holds other students than were submitted"
