@@ -1,4 +1,5 @@
-"""Reading nbgrader cells: their ids, kinds and the marker regions inside them."""
+"""Reading nbgrader cells: their ids, kinds and the marker regions inside them, the release's
+stubs, and how a cell's text runs."""
 
 from __future__ import annotations
 
@@ -73,6 +74,32 @@ def without_hidden_tests(source: str) -> str:
 def has_markers(text: str) -> bool:
     """True when nbgrader's solution or hidden-test markers appear anywhere in `text`."""
     return bool(re.search(r"### (BEGIN|END) (SOLUTION|HIDDEN TESTS)", text))
+
+
+# ---- the release's stubs: what a solution cell holds before the student answers ---------------
+
+# nbgrader's ClearSolutions stubs, as nbgrader_config.py sets them for the release.
+CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+TEXT_STUB = "YOUR ANSWER HERE"
+
+
+def release_stub(source: str, cell_type: str = "code") -> str:
+    """What nbgrader's release puts in a solution cell: each solution region (markers included)
+    becomes `CODE_STUB`, indented as its BEGIN marker; a markdown answer becomes `TEXT_STUB`."""
+    if cell_type != "code":
+        return TEXT_STUB
+    kept, inside = [], False
+    for line in source.split("\n"):
+        marker = _SOLUTION_MARKER.match(line)
+        if marker and marker.group(1) == "BEGIN":
+            inside = True
+            indent = line[:len(line) - len(line.lstrip())]
+            kept.extend(indent + stub for stub in CODE_STUB.split("\n"))
+        elif marker:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 # ---- running a cell's text: the one place that decides what IPython syntax does ---------------

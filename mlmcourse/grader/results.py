@@ -6,6 +6,7 @@ engine, the score table, `make check`, the feedback and the gradebook all read t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import nbformat
 from mlmcourse.course.cells import grade_id
 
 STDERR_NOTE = "[stderr, shown here as a note: it costs no points]\n"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colour codes, as in tracebacks
 
 
 def _text(source) -> str:
@@ -41,16 +43,27 @@ class NotebookResult:
     seconds: float = 0.0
 
 
+def plain_text(text: str) -> str:
+    """`text` without terminal colour codes."""
+    return _ANSI.sub("", text)
+
+
+def error_line(output) -> str:
+    """What an error output says, as plain text: ``ename: evalue`` (the test's own message)."""
+    message = f"{output.get('ename', 'Error')}: {plain_text(_text(output.get('evalue')))}"
+    return message.strip().rstrip(":")
+
+
 def cell_result(cell, full: float) -> TestResult:
-    """Pass/fail of one executed graded cell: it ran and raised nothing."""
+    """Pass/fail of one executed graded cell: it ran and raised nothing. The one decision: the
+    score table, `make check`, the feedback and the gradebook all read its result."""
     gid = grade_id(cell) or ""
     if cell.get("execution_count") is None:
         return TestResult(gid, False, 0.0, full,
                           "this test did not run (the notebook stopped before it)")
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
-            message = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
-            return TestResult(gid, False, 0.0, full, message.strip().rstrip(":"))
+            return TestResult(gid, False, 0.0, full, error_line(output))
     return TestResult(gid, True, full, full, "")
 
 
