@@ -24,20 +24,18 @@ from mlmcourse.course.cells import (
     cells_by_grade_id,
     is_graded,
     is_solution,
+    release_stub,
     without_solution_markers,
 )
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 from mlmcourse.grader import harness as trusted_side
 from mlmcourse.grader import sandbox as worker_sandbox
 from mlmcourse.grader import wire, zygote
-from mlmcourse.grader.engine import (
-    defined_names,
-    grade_submission,
-    release_stub,
-    trusted_notebooks,
-    worker_cells,
-)
+from mlmcourse.grader.engine import grade_submission
 from mlmcourse.grader.limits import Limits
+from mlmcourse.grader.proxies import StudentFunction
+from mlmcourse.grader.rebuild import defined_names, trusted_notebooks, worker_cells
+from mlmcourse.grader.results import error_line
 
 # Small limits: a hang costs 4 s, a memory blow-up stops at 512 MiB. Scores do not change.
 LIMITS = Limits(cell_timeout_s=60, memory_bytes=512 << 20, cpu_seconds=30, call_timeout_s=4,
@@ -251,6 +249,23 @@ def test_trusted_notebook_takes_only_the_solution_cells():
     assert missing[1]["source"] == stub and "raise NotImplementedError()" in stub
 
 
+def test_limits_travel_as_json_and_are_checked():
+    assert Limits.from_json(LIMITS.to_json()) == LIMITS
+    assert Limits.from_json("{}") == Limits()  # the defaults live in one place
+    assert Limits().trusted_kernel_memory_bytes == 4 * Limits().memory_bytes
+    for bad in ('{"memory_bytes": 0}', '{"memory": 1}', '{"cpu_seconds": 1.5}', "[]",
+                '{"call_timeout_s": true}'):
+        with pytest.raises(ValueError):
+            Limits.from_json(bad)
+
+
+def test_error_line_is_the_message_of_the_error():
+    error = {"output_type": "error", "ename": "AssertionError",
+             "evalue": "\x1b[0;31mwrong mask\x1b[0m", "traceback": []}
+    assert error_line(error) == "AssertionError: wrong mask"
+    assert error_line({**error, "evalue": ""}) == "AssertionError"
+
+
 def test_codec_keeps_sharing_and_refuses_code():
     import torch
 
@@ -302,9 +317,9 @@ def probe(course, project):
 
 
 def student_worker(cells: list[dict], limits: Limits = LIMITS):
-    os.environ["MLM_ZYGOTE"] = zygote.get_zygote().socket_path
     harness = trusted_side.Harness({"notebook": "t.ipynb", "notebooks": {"t.ipynb": cells},
-                                     "bindings": {}, "limits": limits.for_worker()}, None)
+                                     "bindings": {}}, None, limits,
+                                    zygote.get_zygote().socket_path)
     return harness, harness.client("t.ipynb")
 
 
@@ -313,7 +328,7 @@ def test_worker_sandbox_hides_the_course_and_the_network(course):
         pytest.skip(SANDBOX_NEEDED)
     harness, client = student_worker([{"grade_id": "p", "source": PROBE, "filename": "<p>"}])
     try:
-        facts = trusted_side.StudentFunction(client, "probe")(str(course), str(PROJECT))
+        facts = StudentFunction(client, "probe")(str(course), str(PROJECT))
     finally:
         harness.close()
     assert facts["course_visible"] is False
@@ -351,7 +366,7 @@ def test_worker_limits_and_restarts():
         "    return kind\n")}]
     harness, client = student_worker(cells, Limits(call_timeout_s=2, student_time_s=30,
                                                     memory_bytes=512 << 20))
-    work = trusted_side.StudentFunction(client, "work")
+    work = StudentFunction(client, "work")
     try:
         assert work("fine") == "fine"
         with pytest.raises(wire.StudentCodeTimeout):
@@ -387,23 +402,23 @@ def test_proxy_reproduces_mutation_aliasing_generators_and_gradients():
     harness, client = student_worker(cells)
     try:
         x = torch.arange(4)
-        view, copy = trusted_side.StudentFunction(client, "mutate")(x)
+        view, copy = StudentFunction(client, "mutate")(x)
         assert x.tolist() == [99, 1, 2, 3]  # the caller's tensor changed, as it would natively
         view[0] = -1
         assert x[1] == -1, "an output that is a view of an input must stay a view of it"
         assert copy.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
         g, reference = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
-        assert torch.equal(trusted_side.StudentFunction(client, "draw")(g),
+        assert torch.equal(StudentFunction(client, "draw")(g),
                            torch.rand(3, generator=reference))
         assert torch.equal(torch.rand(2, generator=g), torch.rand(2, generator=reference))
         z = torch.randn(3, dtype=torch.float64, requires_grad=True)
-        out = trusted_side.StudentFunction(client, "loss")(z)
+        out = StudentFunction(client, "loss")(z)
         out.backward()
         assert torch.allclose(z.grad, 2 * z.detach())
-        assert torch.autograd.gradcheck(trusted_side.StudentFunction(client, "loss"), (z,))
-        assert not trusted_side.StudentFunction(client, "detached")(z).requires_grad
-        square_sum = trusted_side.StudentFunction(client, "loss")
-        twice = trusted_side.StudentFunction(client, "twice")
+        assert torch.autograd.gradcheck(StudentFunction(client, "loss"), (z,))
+        assert not StudentFunction(client, "detached")(z).requires_grad
+        square_sum = StudentFunction(client, "loss")
+        twice = StudentFunction(client, "twice")
         assert twice(square_sum, torch.tensor([1.0, 2.0])).item() == 25.0  # a proxy passed in
     finally:
         harness.close()

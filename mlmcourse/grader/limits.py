@@ -1,10 +1,22 @@
-"""What one student's code may use while one notebook is graded."""
+"""What one student's code may use while one notebook is graded.
+
+`Limits` is made once (the engine's caller, nbgrader's configuration) and travels to the
+processes that enforce it as JSON, in the ``MLM_LIMITS`` environment variable of the trusted
+kernel and in the worker requests the kernel sends the zygote. `Limits.to_json` and
+`Limits.from_json` are the only writer and reader of that text, so every process sees the same
+values, validated, with the defaults defined here and nowhere else.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass, fields
 
 GIB = 1 << 30
+
+# The trusted kernel runs the course's tests (and holds copies of what the student's code
+# returned), so it gets this many times the memory the student's code may allocate.
+TRUSTED_KERNEL_MEMORY_FACTOR = 4
 
 
 @dataclass(frozen=True)
@@ -13,7 +25,7 @@ class Limits:
 
     cell_timeout_s: wall-clock seconds one cell of the trusted kernel may take.
     memory_bytes:   memory the student's code may allocate (RLIMIT_DATA beyond the worker's
-                    inherited torch); the trusted kernel gets four times as much.
+                    inherited torch); the trusted kernel gets `trusted_kernel_memory_bytes`.
     cpu_seconds:    CPU seconds one worker process may use (RLIMIT_CPU; a restart renews it).
     call_timeout_s: wall-clock seconds one call of a student's function may take.
     student_time_s: wall-clock seconds the student's code may use in one notebook in all; past
@@ -26,10 +38,35 @@ class Limits:
     call_timeout_s: float = 30.0
     student_time_s: float = 120.0
 
-    def for_worker(self) -> dict:
-        return {
-            "memory_bytes": int(self.memory_bytes),
-            "cpu_seconds": int(self.cpu_seconds),
-            "call_timeout_s": float(self.call_timeout_s),
-            "student_time_s": float(self.student_time_s),
-        }
+    def __post_init__(self) -> None:
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            whole = spec.type == "int"
+            allowed = (int,) if whole else (int, float)
+            if isinstance(value, bool) or not isinstance(value, allowed):
+                kind = "a whole number" if whole else "a number"
+                raise ValueError(f"Limits.{spec.name} must be {kind}, not {value!r}")
+            if not value > 0:
+                raise ValueError(f"Limits.{spec.name} must be positive, not {value!r}")
+            if not whole:
+                object.__setattr__(self, spec.name, float(value))
+
+    @property
+    def trusted_kernel_memory_bytes(self) -> int:
+        """The memory limit of the trusted kernel that runs the tests."""
+        return TRUSTED_KERNEL_MEMORY_FACTOR * self.memory_bytes
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Limits:
+        """The limits `to_json` wrote; a field left out takes its default, an unknown one is an
+        error (a typo must not silently grade with the default)."""
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"limits must be a JSON object, not {text[:80]!r}")
+        unknown = set(data) - {spec.name for spec in fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown limits: {', '.join(sorted(unknown))}")
+        return cls(**data)

@@ -20,10 +20,10 @@ import signal
 import sys
 from pathlib import Path
 
+from .limits import Limits
+
 # ---------------------------------------------------------------------------------------------
 # Resource limits.
-
-GIB = 1 << 30
 
 
 def vm_data_bytes() -> int:
@@ -36,27 +36,32 @@ def vm_data_bytes() -> int:
     return 0
 
 
-def apply_rlimits(limits: dict, worker: bool) -> None:
-    """Apply the limits in `limits` (memory_bytes, cpu_seconds) to this process."""
-    def setlimit(which: int, value: int) -> None:
-        try:
-            soft, hard = resource.getrlimit(which)
-            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-            resource.setrlimit(which, (value, value))
-        except (ValueError, OSError):
-            pass
+def _setlimit(which: int, value: int) -> None:
+    try:
+        soft, hard = resource.getrlimit(which)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (value, value))
+    except (ValueError, OSError):
+        pass
 
-    memory = int(limits.get("memory_bytes") or 0)
-    if memory > 0:
-        # Private writable memory beyond what this fork already holds (torch and friends).
-        setlimit(resource.RLIMIT_DATA, vm_data_bytes() + memory)
-    setlimit(resource.RLIMIT_CORE, 0)
-    if worker:
-        cpu = int(limits.get("cpu_seconds") or 0)
-        if cpu > 0:
-            setlimit(resource.RLIMIT_CPU, cpu)
-        setlimit(resource.RLIMIT_FSIZE, 64 * 1024 * 1024)
-        setlimit(resource.RLIMIT_NOFILE, 256)
+
+def _limit_memory(memory_bytes: int) -> None:
+    # Private writable memory beyond what this fork already holds (torch and friends).
+    _setlimit(resource.RLIMIT_DATA, vm_data_bytes() + memory_bytes)
+    _setlimit(resource.RLIMIT_CORE, 0)
+
+
+def limit_trusted_kernel(limits: Limits) -> None:
+    """Resource limits of a trusted kernel (this process): its memory, no core files."""
+    _limit_memory(limits.trusted_kernel_memory_bytes)
+
+
+def limit_worker(limits: Limits) -> None:
+    """Resource limits of a worker (this process): memory, CPU time, file size, open files."""
+    _limit_memory(limits.memory_bytes)
+    _setlimit(resource.RLIMIT_CPU, limits.cpu_seconds)
+    _setlimit(resource.RLIMIT_FSIZE, 64 * 1024 * 1024)
+    _setlimit(resource.RLIMIT_NOFILE, 256)
 
 
 # ---------------------------------------------------------------------------------------------

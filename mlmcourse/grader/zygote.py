@@ -19,9 +19,12 @@ one zygote that imported torch, IPython and ipykernel once. The zygote is starte
   fallback, logged once. ``MLMCOURSE_SANDBOX=none`` forces the fallback, ``namespaces`` refuses
   to run without the sandbox.
 
-Resource limits of a worker: RLIMIT_DATA (the memory its code may allocate beyond what it
-inherited), RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0 and, as ``nobody``,
-RLIMIT_NPROC. Wall-clock limits are enforced by the caller, which asks the zygote to kill.
+Each request carries the `Limits` as JSON (:mod:`mlmcourse.grader.limits`; a kernel stub
+forwards its ``MLM_LIMITS``). Resource limits of a worker (:mod:`mlmcourse.grader.sandbox`):
+RLIMIT_DATA (the memory its code may allocate beyond what it inherited), RLIMIT_CPU,
+RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0 and, as ``nobody``, RLIMIT_NPROC; a trusted kernel
+gets RLIMIT_DATA (`Limits.trusted_kernel_memory_bytes`) and RLIMIT_CORE=0. Wall-clock limits are
+enforced by the caller, which asks the zygote to kill.
 """
 
 from __future__ import annotations
@@ -38,10 +41,12 @@ import tempfile
 import threading
 import time
 
+from .limits import Limits
 from .sandbox import (
     NOBODY,
     SANDBOX_HOME,
-    apply_rlimits,
+    limit_trusted_kernel,
+    limit_worker,
     plain_child_drop,
     readonly_paths,
     sandbox_child,
@@ -268,7 +273,7 @@ class Zygote:
             os.environ.clear()
             os.environ.update(env)
             os.chdir(header["cwd"])
-            apply_rlimits(header.get("limits", {}), worker=False)
+            limit_trusted_kernel(Limits.from_json(header["limits"]))
             _watch_owner(conn)
             from mlmcourse.grader import harness
 
@@ -316,7 +321,7 @@ class Zygote:
             else:
                 plain_child_drop(root)
                 os.environ["HOME"] = os.getcwd()
-            apply_rlimits(header.get("limits", {}), worker=True)
+            limit_worker(Limits.from_json(header["limits"]))
             if os.getuid() == NOBODY:
                 try:
                     resource.setrlimit(resource.RLIMIT_NPROC, (512, 512))
@@ -516,9 +521,8 @@ def stop_zygote() -> None:
 def kernel_stub(argv: list[str]) -> int:
     """Stand in for a kernel process: the zygote forks the real (trusted) kernel."""
     sock = connect(os.environ["MLM_ZYGOTE"])
-    limits = json.loads(os.environ.get("MLM_LIMITS", "{}"))
     send_msg(sock, {"kind": "kernel", "argv": argv, "cwd": os.getcwd(),
-                    "env": dict(os.environ), "limits": limits})
+                    "env": dict(os.environ), "limits": os.environ["MLM_LIMITS"]})
     header, _, _ = recv_msg(sock)
     pid = header["pid"]
 

@@ -1,0 +1,505 @@
+"""The trusted side of one worker: starting it, one call there and back, its gradients.
+
+A `WorkerClient` (made by :mod:`mlmcourse.grader.harness`) starts a worker through the zygote
+(:mod:`mlmcourse.grader.zygote`) and sends it the notebook's ``setup`` cell and the student's
+solution cells; the worker (:mod:`mlmcourse.grader.worker`) runs them into one namespace.
+
+A call crosses the boundary in the codec of :mod:`mlmcourse.grader.wire`. Trusted -> worker: the
+arguments (detached; ``requires_grad`` flags, the global RNG state when it changed, the default
+dtype, grad mode and the torch functions the test has patched travel along; other objects, e.g. a
+``torch.Generator``, are pickled for the worker). Worker -> trusted: the results (plain tensors,
+numbers, strings, containers -- never pickle, never code), plus what the call did to its inputs:
+changed bytes of an input's storage are written back into the caller's tensor, an output that is
+a view of an input becomes the same view of the caller's tensor, a ``torch.Generator`` argument
+comes back advanced. Outputs that require grad are returned through a trusted
+``torch.autograd.Function`` whose backward asks the worker for the gradients
+(``torch.autograd.grad`` over the student's graph, so a hand-written ``backward`` runs there). An
+exception is re-raised with the builtin type it derives from and its message; the student's
+traceback is attached as a note. A worker that dies or overruns its time raises
+``StudentCodeCrashed`` / ``StudentCodeTimeout`` in the test cell that called it, and is started
+afresh for the next call.
+
+A test that patches a torch function (``F.cross_entropy = refuse``) is honoured: every call
+compares ``torch``, ``torch.nn.functional``, ``torch.special``, ``torch.linalg``, ``torch.nn``,
+``torch.autograd``, ``torch.Tensor`` and ``math`` with a snapshot taken when the kernel started,
+and the worker replaces each patched attribute by a stub for the duration of the call. The stub
+first calls the test's replacement in the trusted kernel (with copies of the arguments): when that
+raises, the exception is raised in the student's code; when it returns, the worker's original
+function runs (so spies and refusals work; a replacement that returns a different value is not
+reproduced).
+
+The workers of one graded notebook share a `Session`: the zygote's socket, the `Limits`, the
+student's time budget for the notebook, the incident log the engine reads, and that snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import time
+import weakref
+
+from .limits import Limits
+from .wire import (
+    _DTYPES,
+    WATCHED,
+    ChannelClosed,
+    StudentCodeCrashed,
+    StudentCodeTimeout,
+    StudentValue,
+    _byte_view,
+    _dumps,
+    _fail,
+    _fits,
+    _has_data,
+    _indices,
+    _loads_trusted,
+    _resolve_owner,
+    connect,
+    decode_error,
+    encode_error,
+    flatten,
+    recv_msg,
+    send_msg,
+    unflatten,
+)
+
+# Room for the codec's description and copies on top of the student's memory, in one reply.
+REPLY_OVERHEAD_BYTES = 64 << 20
+
+
+class Session:
+    """What the workers of one graded notebook share (see the module's docstring)."""
+
+    def __init__(self, zygote: str, limits: Limits, incidents_path: str | None = None):
+        self.zygote = zygote  # the zygote's socket
+        self.limits = limits
+        self.incidents_path = incidents_path
+        self.used = 0.0  # seconds of the student's code so far, in this notebook
+        self.snapshot = {}
+        for owner in WATCHED:
+            try:
+                self.snapshot[owner] = dict(vars(_resolve_owner(owner)))
+            except Exception:  # noqa: BLE001
+                pass
+
+    @property
+    def max_reply_bytes(self) -> int:
+        return self.limits.memory_bytes + REPLY_OVERHEAD_BYTES
+
+    # -- time -----------------------------------------------------------------------------
+    def charge(self, seconds: float) -> None:
+        self.used += max(0.0, seconds)
+
+    def call_timeout(self) -> float:
+        return max(0.5, min(self.limits.call_timeout_s, self.limits.student_time_s - self.used))
+
+    def check_budget(self, target: str) -> None:
+        __tracebackhide__ = True
+        if self.used >= self.limits.student_time_s:
+            self.incident("budget", target)
+            _fail(StudentCodeTimeout(
+                f"your code has used up its time for this notebook "
+                f"({self.limits.student_time_s:.0f} s in all), so {target} was not run"))
+
+    def incident(self, kind: str, detail: str) -> None:
+        """Note what went wrong for the engine (it reads the file after the notebook ran)."""
+        if self.incidents_path:
+            with open(self.incidents_path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"kind": kind, "detail": detail}) + "\n")
+
+    # -- patches --------------------------------------------------------------------------
+    def patched(self) -> list:
+        """[owner, name] of every watched attribute that differs from the snapshot."""
+        changed = []
+        missing = object()
+        for owner, snap in self.snapshot.items():
+            current = vars(_resolve_owner(owner))
+            try:
+                if current == snap:  # the usual case, compared in C (identity first)
+                    continue
+            except Exception:  # noqa: BLE001  (an attribute with an odd __eq__)
+                pass
+            found = [name for name, value in snap.items()
+                     if current.get(name, missing) is not value and name in current]
+            if not found:  # only additions (a lazily imported submodule): the new baseline
+                for name, value in current.items():
+                    snap.setdefault(name, value)
+            changed.extend([owner, name] for name in found)
+        return changed
+
+
+def show_output(header: dict) -> None:
+    """Print what the student's code printed; its stderr as a note (it costs no points)."""
+    out, err = str(header.get("stdout") or ""), str(header.get("stderr") or "")
+    if out:
+        sys.stdout.write(out)
+    if err:
+        note = err if err.endswith("\n") else err + "\n"
+        sys.stdout.write("[your code wrote to stderr; this costs no points]\n" + note)
+    if out or err:
+        sys.stdout.flush()
+
+
+class WorkerClient:
+    """One sandboxed worker that runs a notebook's setup and solution cells."""
+
+    def __init__(self, session: Session, label: str, cells: list[dict], value_names: list[str]):
+        self.session = session
+        self.label = label  # e.g. '01_corruption.ipynb'
+        self.cells = cells
+        self.value_names = value_names  # names whose values (not proxies) the tests get
+        self.sock: socket.socket | None = None
+        self.control: socket.socket | None = None
+        self.ready: dict | None = None  # the first successful init: cell results and names
+        self.values: dict = {}
+        self.start_failures = 0
+        self.generation = 0
+        self.pending_release: list[int] = []
+        self.rng = None  # the global RNG state the worker holds, when known
+
+    # -- life -----------------------------------------------------------------------------
+    def alive(self) -> bool:
+        return self.sock is not None
+
+    def stop(self, reason: str = "") -> str:
+        """Kill the worker; return how it ended ('signal SIGKILL', 'exit code 1', ...)."""
+        status = ""
+        if self.control is not None:
+            try:
+                send_msg(self.control, {"kind": "kill"})
+            except OSError:
+                pass
+            try:
+                header, _, _ = recv_msg(self.control, deadline=time.monotonic() + 5)
+                status = str(header.get("exit", ""))
+            except (ChannelClosed, TimeoutError, ValueError):
+                pass
+            self.control.close()
+        if self.sock is not None:
+            self.sock.close()
+        self.sock = self.control = None
+        self.pending_release.clear()
+        self.rng = None
+        return status
+
+    def exit_status(self) -> str:
+        """After the data socket closed: how did the worker end?"""
+        status = ""
+        if self.control is not None:
+            try:
+                header, _, _ = recv_msg(self.control, deadline=time.monotonic() + 5)
+                status = str(header.get("exit", ""))
+            except (ChannelClosed, TimeoutError, ValueError):
+                pass
+        return status
+
+    def start(self) -> None:
+        __tracebackhide__ = True
+        session = self.session
+        if self.start_failures >= 3:
+            _fail(StudentCodeCrashed(
+                f"your code in {self.label} could not be started (it failed {self.start_failures}"
+                " times while its cells ran): nothing of it can be tested"))
+        control = connect(session.zygote)
+        send_msg(control, {"kind": "worker", "limits": session.limits.to_json()})
+        header, _, fds = recv_msg(control, deadline=time.monotonic() + 30, with_fds=1)
+        if not fds:
+            control.close()
+            raise RuntimeError("the grading engine could not start a worker")
+        self.control = control
+        self.sock = socket.socket(fileno=fds[0])
+        self.generation += 1
+        started = time.monotonic()
+        try:
+            send_msg(self.sock, {"op": "init", "cells": self.cells, "values": self.value_names})
+            reply, blob = self.receive("the cells of " + self.label, started)
+        except (StudentCodeCrashed, StudentCodeTimeout):
+            self.start_failures += 1
+            raise
+        if reply.get("op") != "ready":
+            self.stop()
+            self.start_failures += 1
+            _fail(StudentCodeCrashed(f"the worker for {self.label} sent a malformed reply"))
+        self.start_failures = 0
+        for cell in reply.get("cells", []):
+            if cell.get("grade_id") == "setup" and cell.get("error"):
+                # The instructor's setup cell failed in the worker: the sandbox lacks something.
+                error = cell["error"]
+                session.incident("setup", f"{self.label}: {error.get('name')}: "
+                                          f"{error.get('message')}")
+        if self.ready is None:
+            self.ready = reply
+            try:
+                values = _loads_trusted(blob)
+                self.values = values if isinstance(values, dict) else {}
+            except Exception:  # noqa: BLE001
+                self.values = {}
+
+    def ensure(self) -> None:
+        __tracebackhide__ = True
+        if self.sock is None:
+            self.start()
+
+    def names(self) -> dict:
+        self.ensure()
+        names = self.ready.get("names", {}) if self.ready else {}
+        return names if isinstance(names, dict) else {}
+
+    # -- one exchange ---------------------------------------------------------------------
+    def receive(self, what: str, started: float, patches: list | None = None):
+        """Wait for the worker's answer, serving callbacks; enforce the time limits."""
+        __tracebackhide__ = True
+        session = self.session
+        deadline = started + session.call_timeout()
+        while True:
+            try:
+                header, blob, _ = recv_msg(self.sock, deadline=deadline,
+                                           max_blob=session.max_reply_bytes)
+            except TimeoutError:
+                session.charge(time.monotonic() - started)
+                self.stop()
+                limit = deadline - started
+                session.incident("timeout", what)
+                _fail(StudentCodeTimeout(
+                    f"your code did not finish {what} within {limit:.0f} s (an endless loop, or "
+                    "far too slow); it was stopped"))
+            except ChannelClosed:
+                session.charge(time.monotonic() - started)
+                status = self.exit_status()
+                self.stop()
+                session.incident("crash", f"{what}: {status}")
+                _fail(StudentCodeCrashed(_crash_message(what, status, session.limits)))
+            except BaseException:  # an interrupt (cell timeout): the worker is mid-call, drop it
+                session.charge(time.monotonic() - started)
+                self.stop()
+                raise
+            if header.get("op") == "callback":
+                self.serve_callback(header, blob, patches or [])
+                continue
+            session.charge(time.monotonic() - started)
+            return header, blob
+
+    def serve_callback(self, header: dict, blob: bytes, patches: list) -> None:
+        owner, attr = header.get("owner"), header.get("attr")
+        if [owner, attr] not in patches:
+            send_msg(self.sock, {"op": "callback_ok"})
+            return
+        args, kwargs = (), {}
+        try:
+            if header.get("spec") is not None and blob:
+                leaves = _loads_trusted(blob)["leaves"]
+                args, kwargs = unflatten(header["spec"], leaves)
+        except Exception:  # noqa: BLE001
+            args, kwargs = (), {}
+        try:
+            replacement = getattr(_resolve_owner(owner), attr)
+            replacement(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001  (the test's stub refused: say so over there)
+            send_msg(self.sock, {"op": "callback_error", "error": encode_error(exc, ())})
+            return
+        send_msg(self.sock, {"op": "callback_ok"})
+
+    def call(self, target: str, args: tuple, kwargs: dict):
+        __tracebackhide__ = True
+        import torch
+
+        session = self.session
+        session.check_budget(target)
+        self.ensure()
+        if self.pending_release:
+            send_msg(self.sock, {"op": "release", "handles": self.pending_release})
+            self.pending_release = []
+        leaves: list = []
+        try:
+            spec = flatten((tuple(args), dict(kwargs)), leaves)
+        except ValueError as err:
+            _fail(TypeError(f"cannot pass these arguments to {target}: {err}"))
+        tensors = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
+        grad = [bool(leaves[i].requires_grad) for i in tensors]
+        sent = [x.detach() if isinstance(x, torch.Tensor) else x for x in leaves]
+        patches = session.patched()
+        rng = torch.get_rng_state()
+        changed = self.rng is None or not torch.equal(rng, self.rng)  # the worker has self.rng
+        try:
+            blob = _dumps({"leaves": sent, "rng": rng if changed else None}, allow_pickle=True)
+        except Exception as err:  # noqa: BLE001
+            _fail(TypeError(f"cannot pass these arguments to {target}: {err}"))
+        started = time.monotonic()
+        send_msg(self.sock, {
+            "op": "call", "target": target, "spec": spec, "tensors": tensors, "grad": grad,
+            "dtype": str(torch.get_default_dtype()), "grad_enabled": torch.is_grad_enabled(),
+            "patches": patches,
+        }, blob)
+        header, blob = self.receive(f"in {target}", started, patches)
+        show_output(header)
+        try:
+            back = _loads_trusted(blob)
+        except Exception:  # noqa: BLE001
+            self.stop()
+            _fail(StudentCodeCrashed(f"{target} sent back something that is not plain data"))
+        self.rng = rng
+        self.apply_effects(leaves, back)
+        if header.get("op") == "error":
+            _fail(decode_error(header.get("error", {}), target))
+        if header.get("op") != "result":
+            _fail(StudentCodeCrashed(f"{target}: malformed reply from the worker"))
+        return self.rebuild(header, back, leaves, tensors, target)
+
+    def apply_effects(self, leaves: list, back: dict) -> None:
+        import torch
+
+        rng = back.get("rng")
+        if isinstance(rng, torch.Tensor) and rng.dtype == torch.uint8:
+            try:
+                torch.set_rng_state(rng)
+                self.rng = rng
+            except RuntimeError:
+                pass
+        for index, data in (back.get("mutations") or {}).items():
+            if not (isinstance(index, int) and 0 <= index < len(leaves)):
+                continue
+            target = leaves[index]
+            if isinstance(target, torch.Tensor) and isinstance(data, torch.Tensor) \
+                    and _has_data(target):
+                view = _byte_view(target)
+                if data.dtype == torch.uint8 and data.shape == view.shape:
+                    with torch.no_grad():
+                        view.copy_(data)
+        for index, state in (back.get("generators") or {}).items():
+            if isinstance(index, int) and 0 <= index < len(leaves):
+                generator = leaves[index]
+                if isinstance(generator, torch.Generator) and isinstance(state, torch.Tensor):
+                    try:
+                        generator.set_state(state)
+                    except RuntimeError:
+                        pass
+
+    def rebuild(self, header: dict, back: dict, in_leaves: list, tensors: list, target: str):
+        import torch
+
+        outputs = list(back.get("outputs") or [])
+        aliases = header.get("aliases") or {}
+        for key, entry in (aliases.items() if isinstance(aliases, dict) else ()):
+            try:
+                k = int(key)
+                index, offset, shape, stride, dtype = entry
+                caller = in_leaves[index] if type(index) is int and 0 <= index < len(in_leaves) \
+                    else None
+            except (TypeError, ValueError):
+                continue
+            if not (0 <= k < len(outputs)) or not isinstance(caller, torch.Tensor):
+                continue
+            name = str(dtype).replace("torch.", "")
+            dt = getattr(torch, name, None) if name in _DTYPES else None
+            if not isinstance(dt, torch.dtype) or not _fits(caller, dt, offset, shape, stride):
+                continue  # an impossible view: the output stays as it came (a copy)
+            try:
+                view = torch.empty(0, dtype=dt, device=caller.device).set_(
+                    caller.untyped_storage(), int(offset), tuple(shape), tuple(stride))
+            except (RuntimeError, TypeError, ValueError):
+                continue
+            outputs[k] = view
+        for k, leaf in enumerate(outputs):
+            if isinstance(leaf, list) and len(leaf) == 3 and leaf[0] == "__student_value__":
+                outputs[k] = StudentValue(str(leaf[1]), str(leaf[2]))
+        for k in _indices(header.get("grad_leaf"), len(outputs)):
+            if isinstance(outputs[k], torch.Tensor) and outputs[k].is_floating_point():
+                outputs[k].requires_grad_(True)
+        diff = [k for k in _indices(header.get("diff"), len(outputs))
+                if isinstance(outputs[k], torch.Tensor) and outputs[k].is_floating_point()]
+        grad_inputs = [in_leaves[i] for i in tensors if in_leaves[i].requires_grad]
+        if diff:
+            if grad_inputs and torch.is_grad_enabled():
+                box = _RemoteGraph(self, header.get("handle"), len(grad_inputs))
+                made = _RemoteBackward.apply(box, *grad_inputs, *[outputs[k] for k in diff])
+                for k, tensor in zip(diff, made, strict=False):
+                    outputs[k] = tensor
+            else:
+                for k in diff:
+                    outputs[k].requires_grad_(True)
+        try:
+            return unflatten(header["spec"], outputs)
+        except (ValueError, RecursionError):
+            _fail(StudentCodeCrashed(f"{target}: malformed reply from the worker"))
+
+    def backward(self, handle: int, grads: list, count: int) -> list:
+        __tracebackhide__ = True
+        import torch
+
+        if self.sock is None or handle is None:
+            _fail(StudentCodeCrashed(
+                "the worker that computed this result has died, so its gradient is lost"))
+        started = time.monotonic()
+        send_msg(self.sock, {"op": "backward", "handle": handle},
+                 _dumps({"grads": [g.detach() for g in grads]}, allow_pickle=True))
+        header, blob = self.receive("in the backward pass", started)
+        show_output(header)
+        if header.get("op") == "error":
+            _fail(decode_error(header.get("error", {}), "backward"))
+        got = _loads_trusted(blob).get("grads") or []
+        result = []
+        for g in list(got)[:count]:
+            result.append(g if isinstance(g, torch.Tensor) else None)
+        return result + [None] * (count - len(result))
+
+    def release(self, handle: int, generation: int) -> None:
+        if handle is not None and generation == self.generation and self.sock is not None:
+            self.pending_release.append(handle)
+
+
+def _crash_message(what: str, status: str, limits: Limits) -> str:
+    hint = ""
+    if "SIGKILL" in status or "SIGSEGV" in status or "SIGABRT" in status:
+        hint = (f" (it was killed: perhaps it used more than its memory limit of "
+                f"{limits.memory_bytes >> 20} MiB, or crashed the interpreter)")
+    elif "SIGXCPU" in status:
+        hint = f" (it used more than its CPU-time limit of {limits.cpu_seconds} s)"
+    elif status.startswith("exit code"):
+        hint = " (the code ended its own process: os._exit, sys.exit at the wrong place...)"
+    return f"the process running your code died {what}: {status or 'no status'}{hint}"
+
+
+class _RemoteGraph:
+    def __init__(self, client: WorkerClient, handle: int, count: int):
+        self.client, self.handle, self.count = client, handle, count
+        self.generation = client.generation
+        weakref.finalize(self, client.release, handle, self.generation)
+
+
+def _make_remote_backward():
+    import torch
+
+    class RemoteBackward(torch.autograd.Function):
+        """Outputs computed by the student's code; the backward asks the worker."""
+
+        @staticmethod
+        def forward(ctx, box, *tensors):
+            ctx.box = box
+            outputs = tensors[box.count:]
+            return tuple(o.detach().clone() for o in outputs)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            __tracebackhide__ = True
+            box = ctx.box
+            if box.generation != box.client.generation:
+                _fail(StudentCodeCrashed(
+                    "the worker that computed this result was restarted, so its gradient is lost"))
+            got = box.client.backward(box.handle, list(grads), box.count)
+            return (None, *got, *[None] * (len(ctx.needs_input_grad) - 1 - box.count))
+
+    return RemoteBackward
+
+
+class _LazyBackward:
+    cls = None
+
+    def apply(self, *args):
+        if self.cls is None:
+            self.cls = _make_remote_backward()
+        return self.cls.apply(*args)
+
+
+_RemoteBackward = _LazyBackward()
