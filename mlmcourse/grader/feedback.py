@@ -145,9 +145,7 @@ def _pygments_css() -> str:
 
 class FeedbackExporter(HTMLExporter):
     """HTML feedback with the compact template of templates/ (no inlined notebook CSS or
-    bootstrap). It extends nbconvert's classic index template by its full path, while the
-    exporter keeps its default `lab` template directory: that pairing is what the committed
-    feedback was made with."""
+    bootstrap); it extends nbconvert's classic template."""
 
     @default("extra_loaders")
     def _extra_loaders_default(self):
