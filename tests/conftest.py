@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from mlmcourse.grader.config import with_interpreter_bin
+
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ("release", "notebooks", "submitted", "autograded", "feedback")
 
@@ -43,7 +45,7 @@ def course_env(root: Path) -> dict[str, str]:
     """Run the copy's own package (and let its notebook kernels import it too)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(root)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])
+    env["PATH"] = with_interpreter_bin(env["PATH"])
     env.pop("NBGRADER_EXECUTION", None)
     return env
 

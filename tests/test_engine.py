@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from conftest import ROOT, copy_course, run_course
 
-from mlmcourse.build.samples import apply_patches, load_sample, reference_notebook
+from mlmcourse.build.samples import load_sample, sample_notebook
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import (
     cells_by_grade_id,
@@ -80,12 +80,8 @@ def build_sample(course: Path, sample_id: str, folder: Path):
     """Write one sample student's notebooks into folder/<id>/bert_mlm/ (from the course copy)."""
     student = load_sample(course / "samples" / f"{sample_id}.py", notebook_names(course))
     for name in student.notebooks:
-        if student.base == "reference":
-            nb = reference_notebook(course, name)
-        else:
-            nb = nbio.read(course / "release" / ASSIGNMENT / f"{name}.ipynb")
-        apply_patches(student, name, nb)
-        nbio.write(nb, folder / sample_id / ASSIGNMENT / f"{name}.ipynb")
+        nbio.write(sample_notebook(course, student, name),
+                   folder / sample_id / ASSIGNMENT / f"{name}.ipynb")
     return student
 
 

@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import time
 import urllib.request
 
 import pytest
-from conftest import copy_course, course_env, run_course
+from conftest import copy_course, course_env, free_port, run_course
 
 from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.lab import WORK, ensure_work_copies, lab_command
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_lab_never_overwrites_the_learners_work(tmp_path):

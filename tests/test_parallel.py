@@ -14,16 +14,15 @@ import os
 import pwd
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, course_env
+from conftest import ROOT, course_env, free_port
 
-from mlmcourse.build.samples import apply_patches, expected_scores, load_sample, reference_notebook
+from mlmcourse.build.samples import expected_scores, load_sample, sample_notebook
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_graded, is_solution, total_points
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
@@ -54,11 +53,7 @@ def make_course(destination: Path, students: list[str] = STUDENTS) -> Path:
     shutil.copy(ROOT / "nbgrader_config.py", destination / "nbgrader_config.py")
     for student_id in students:
         student = load_sample(ROOT / "samples" / f"{student_id}.py", notebook_names(ROOT))
-        if student.base == "reference":
-            nb = reference_notebook(ROOT, FIRST)
-        else:
-            nb = nbio.read(ROOT / "release" / ASSIGNMENT / f"{FIRST}.ipynb")
-        apply_patches(student, FIRST, nb)
+        nb = sample_notebook(ROOT, student, FIRST)
         nbio.write(nb, destination / "submitted" / student_id / ASSIGNMENT / f"{FIRST}.ipynb")
     return destination
 
@@ -342,12 +337,6 @@ def test_links_in_a_submission_are_not_shipped(tmp_path):
 # ---- PostgreSQL: a real server, started and stopped by the test ---------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _postgres_bin() -> Path | None:
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
     if found:
@@ -376,7 +365,7 @@ def postgres_server():
             pytest.skip("running as root without runuser or an unprivileged user for PostgreSQL")
         shutil.chown(base, user)
         run_as = [runuser, "-u", user, "--"]
-    port, data = _free_port(), base / "data"
+    port, data = free_port(), base / "data"
 
     def pg(*args: str) -> None:
         done = subprocess.run(run_as + list(args), capture_output=True, text=True, timeout=120)

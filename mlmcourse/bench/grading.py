@@ -48,13 +48,9 @@ def synthetic_class(root: Path, destination: Path, size: int, notebooks: list[st
         sample = typical[index % len(typical)]
         student = f"s{index + 1:03d}_{sample.student_id}"
         for name in notebooks:
-            if name not in sample.notebooks:
+            nb = samples.sample_notebook(root, sample, name)
+            if nb is None:
                 continue
-            if sample.base == "reference":
-                nb = samples.reference_notebook(root, name)
-            else:
-                nb = nbio.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
-            samples.apply_patches(sample, name, nb)
             nbio.write(nb, destination / "submitted" / student / ASSIGNMENT / f"{name}.ipynb")
         students.append(student)
     return students

@@ -7,7 +7,7 @@
   package and the same Python environment, nothing else: no shared file system);
 - each task is one submission through the grading engine (`grader.engine.grade_submission`)
   in a scratch folder of its own on the worker. The task gets copies of the course files the
-  engine reads (`source/`, `nbgrader_config.py`) and of the student's submitted files, as bytes;
+  engine reads (`source/`) and of the student's submitted files, as bytes;
   it never sees the course directory, the gradebook or any other student's files;
 - results (a score per test cell, the autograded notebooks as bytes) come back to ONE
   coordinator, this process, the only writer of the gradebook (nbgrader's `Gradebook` API:
@@ -44,9 +44,10 @@ from mlmcourse.course import nbio
 from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.grader.config import GradingConfig, nbgrader_converter, run_converter, tools_on_path
 from mlmcourse.grader.limits import Limits
+from mlmcourse.grader.rebuild import MAX_NOTEBOOK_BYTES
 
-COURSE_FILES = ("source", "nbgrader_config.py")  # what the engine reads of the course
-MAX_FILE_BYTES = 32 * 1024 * 1024  # a larger submitted file is not shipped (the engine's limit)
+COURSE_FILES = ("source",)  # what the engine reads of the course
+MAX_FILE_BYTES = MAX_NOTEBOOK_BYTES  # a larger submitted file is not shipped: the engine refuses it
 SCRATCH_NAME = b"[grading folder]"  # how autograded outputs name the task's scratch folder
 
 

@@ -50,7 +50,7 @@ from mlmcourse.course.layout import ASSIGNMENT
 
 from .limits import Limits
 from .rebuild import copy_submission, read_submitted_notebook, trusted_notebooks, worker_cells
-from .results import NotebookResult, TestResult, cell_result, coalesce_streams, stderr_as_note
+from .results import NotebookResult, TestResult, cell_result, stderr_as_note
 
 log = logging.getLogger("mlmcourse.grader.engine")
 
@@ -197,12 +197,11 @@ def score_cells(graded, executed) -> list[TestResult]:
     tests = []
     for shown, ran in zip(graded.cells, executed.cells, strict=False):
         if shown.cell_type == "code":
-            shown.outputs = ran.get("outputs", [])
+            shown.outputs = nbio.merge_streams(ran.get("outputs", []))
             shown.execution_count = ran.get("execution_count")
-            coalesce_streams(shown)
             if is_graded(shown):
                 stderr_as_note(shown)
-                coalesce_streams(shown)
+                shown.outputs = nbio.merge_streams(shown.outputs)
         if is_graded(shown):
             tests.append(cell_result(shown, points(shown)))
         nbio.strip_execution_metadata(shown)

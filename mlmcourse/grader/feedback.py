@@ -21,7 +21,6 @@ The same two can serve a TA's own `nbgrader generate_feedback` through nbgrader_
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 import nbformat
@@ -31,19 +30,16 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, default
 
 from mlmcourse.course.cells import TIMING_TAG, has_tag, is_graded, is_solution, without_hidden_tests
+from mlmcourse.grader.results import error_line, failure_message
 
 # The template is package data (mlmcourse/grader/templates/, see pyproject.toml).
 TEMPLATES = Path(__file__).parent / "templates"
 TEMPLATE_FILE = "mlm_feedback.html.j2"
 HIDDEN_NOTE = "# (the hidden tests of this check ran here; they are not shown in the feedback)"
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # Outputs that mean nothing in a static page (and carry random ids): live widgets, scripts.
 _DROPPED_MIME = ("application/vnd.jupyter.widget-view+json", "application/javascript")
 MAX_TEXT = 4000  # characters of one text output kept in the feedback
 
-
-def plain(text: str) -> str:
-    return _ANSI.sub("", text)
 
 
 def clip(text: str, limit: int = MAX_TEXT) -> str:
@@ -63,27 +59,11 @@ def what_it_checks(source: str) -> str:
     return " ".join((doc or "").split())
 
 
-def failure_message(cell) -> str:
-    """Why a test cell failed, in the words of its assertion (or what went wrong around it)."""
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "error":
-            message = f"{output.get('ename', 'Error')}: {plain(output.get('evalue', ''))}"
-            return message.strip().rstrip(":")
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "stream" and output.get("name") == "stderr":
-            first = plain(output.get("text", "")).strip().splitlines()[:1]
-            return "the check wrote to stderr: " + (first[0] if first else "")
-    if cell.get("execution_count") is None:
-        return "this check did not run (the notebook stopped before it)"
-    return ""
-
-
 def short_output(output):
     """An output as the feedback shows it: errors as their message, no widgets or scripts."""
     kind = output.get("output_type")
     if kind == "error":
-        message = f"{output.get('ename', 'Error')}: {plain(output.get('evalue', ''))}"
-        output["traceback"] = [clip(message.rstrip().rstrip(":"))]
+        output["traceback"] = [clip(error_line(output))]
     elif kind == "stream":
         output["text"] = clip(output.get("text", ""))
     elif kind in ("display_data", "execute_result"):

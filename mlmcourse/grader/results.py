@@ -54,30 +54,25 @@ def error_line(output) -> str:
     return message.strip().rstrip(":")
 
 
-def cell_result(cell, full: float) -> TestResult:
-    """Pass/fail of one executed graded cell: it ran and raised nothing. The one decision: the
-    score table, `make check`, the feedback and the gradebook all read its result."""
-    gid = grade_id(cell) or ""
+NOT_RUN = "this test did not run (the notebook stopped before it)"
+
+
+def failure_message(cell) -> str:
+    """Why a graded cell fails, or '' when it passes. The one pass/fail rule: the cell ran and
+    raised nothing (stderr costs nothing: see `stderr_as_note`)."""
     if cell.get("execution_count") is None:
-        return TestResult(gid, False, 0.0, full,
-                          "this test did not run (the notebook stopped before it)")
+        return NOT_RUN
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
-            return TestResult(gid, False, 0.0, full, error_line(output))
-    return TestResult(gid, True, full, full, "")
+            return error_line(output)
+    return ""
 
 
-def coalesce_streams(cell) -> None:
-    """Join consecutive stream outputs of one name (how the kernel split them varies by run)."""
-    outputs = []
-    for output in cell.get("outputs", []):
-        last = outputs[-1] if outputs else None
-        if (output.get("output_type") == "stream" and last is not None
-                and last.get("output_type") == "stream" and last.get("name") == output.get("name")):
-            last["text"] = _text(last.get("text")) + _text(output.get("text"))
-            continue
-        outputs.append(output)
-    cell["outputs"] = outputs
+def cell_result(cell, full: float) -> TestResult:
+    """The result of one executed graded cell: the score table, `make check`, the feedback and
+    the gradebook all read it."""
+    message = failure_message(cell)
+    return TestResult(grade_id(cell) or "", not message, 0.0 if message else full, full, message)
 
 
 def stderr_as_note(cell) -> None:

@@ -41,6 +41,7 @@ import tempfile
 import threading
 import time
 
+from .config import with_interpreter_bin
 from .limits import Limits
 from .sandbox import (
     NOBODY,
@@ -79,8 +80,7 @@ def zygote_env(extra_path: str | None = None) -> dict[str, str]:
             "MLMCOURSE_SANDBOX", "VIRTUAL_ENV", "TERM")
     env = {key: os.environ[key] for key in keep if key in os.environ}
     env.update(CHILD_ENV)
-    bindir = os.path.dirname(sys.executable)
-    env["PATH"] = os.pathsep.join([bindir, env.get("PATH", "/usr/bin:/bin")])
+    env["PATH"] = with_interpreter_bin(env.get("PATH") or "/usr/bin:/bin")
     return env
 
 
