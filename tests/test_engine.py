@@ -268,17 +268,17 @@ def test_codec_keeps_sharing_and_refuses_code():
     base = torch.arange(12)
     data = {"a": base, "v": base[2:5], "n": [1, 2.5, None, "s", True, 1 + 2j],
             "t": (torch.float64, torch.device("cpu"), torch.Size([2, 3]))}
-    back = wire._loads(wire._dumps(data))
+    back = wire.unpack_tree(wire.pack_tree(data))
     assert back["v"].tolist() == [2, 3, 4] and back["n"] == data["n"] and back["t"] == data["t"]
     assert back["v"].untyped_storage().data_ptr() == back["a"].untyped_storage().data_ptr()
     with pytest.raises(TypeError):
-        wire._dumps({"f": print})
-    pickled = wire._dumps({"g": torch.Generator()}, allow_pickle=True)
+        wire.pack_tree({"f": print})
+    pickled = wire.pack_tree({"g": torch.Generator()}, allow_pickle=True)
     with pytest.raises(ValueError):
-        wire._loads(pickled)  # what the worker sends is never unpickled
-    lying = wire._dumps(torch.arange(4)).replace(b"[4]", b"[9]")
+        wire.unpack_tree(pickled)  # what the worker sends is never unpickled
+    lying = wire.pack_tree(torch.arange(4)).replace(b"[4]", b"[9]")
     with pytest.raises(ValueError):
-        wire._loads(lying)  # a tensor larger than its bytes
+        wire.unpack_tree(lying)  # a tensor larger than its bytes
 
 
 # ---------------------------------------------------------------------------------------------

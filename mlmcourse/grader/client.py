@@ -42,27 +42,27 @@ import weakref
 
 from .limits import Limits
 from .wire import (
-    _DTYPES,
+    DTYPES,
     WATCHED,
     ChannelClosed,
     StudentCodeCrashed,
     StudentCodeTimeout,
     StudentValue,
-    _byte_view,
-    _dumps,
-    _fail,
-    _fits,
-    _has_data,
-    _indices,
-    _loads_trusted,
-    _resolve_owner,
+    byte_view,
     connect,
     decode_error,
     encode_error,
     flatten,
+    has_data,
+    pack_tree,
+    raise_from_sandbox,
     recv_msg,
+    resolve_owner,
     send_msg,
     unflatten,
+    unpack_reply,
+    valid_indices,
+    view_fits,
 )
 
 # Room for the codec's description and copies on top of the student's memory, in one reply.
@@ -80,7 +80,7 @@ class Session:
         self.snapshot = {}
         for owner in WATCHED:
             try:
-                self.snapshot[owner] = dict(vars(_resolve_owner(owner)))
+                self.snapshot[owner] = dict(vars(resolve_owner(owner)))
             except Exception:  # noqa: BLE001
                 pass
 
@@ -99,7 +99,7 @@ class Session:
         __tracebackhide__ = True
         if self.used >= self.limits.student_time_s:
             self.incident("budget", target)
-            _fail(StudentCodeTimeout(
+            raise_from_sandbox(StudentCodeTimeout(
                 f"your code has used up its time for this notebook "
                 f"({self.limits.student_time_s:.0f} s in all), so {target} was not run"))
 
@@ -115,7 +115,7 @@ class Session:
         changed = []
         missing = object()
         for owner, snap in self.snapshot.items():
-            current = vars(_resolve_owner(owner))
+            current = vars(resolve_owner(owner))
             try:
                 if current == snap:  # the usual case, compared in C (identity first)
                     continue
@@ -199,7 +199,7 @@ class WorkerClient:
         __tracebackhide__ = True
         session = self.session
         if self.start_failures >= 3:
-            _fail(StudentCodeCrashed(
+            raise_from_sandbox(StudentCodeCrashed(
                 f"your code in {self.label} could not be started (it failed {self.start_failures}"
                 " times while its cells ran): nothing of it can be tested"))
         control = connect(session.zygote)
@@ -221,7 +221,8 @@ class WorkerClient:
         if reply.get("op") != "ready":
             self.stop()
             self.start_failures += 1
-            _fail(StudentCodeCrashed(f"the worker for {self.label} sent a malformed reply"))
+            raise_from_sandbox(StudentCodeCrashed(
+                f"the worker for {self.label} sent a malformed reply"))
         self.start_failures = 0
         for cell in reply.get("cells", []):
             if cell.get("grade_id") == "setup" and cell.get("error"):
@@ -232,7 +233,7 @@ class WorkerClient:
         if self.ready is None:
             self.ready = reply
             try:
-                values = _loads_trusted(blob)
+                values = unpack_reply(blob)
                 self.values = values if isinstance(values, dict) else {}
             except Exception:  # noqa: BLE001
                 self.values = {}
@@ -262,7 +263,7 @@ class WorkerClient:
                 self.stop()
                 limit = deadline - started
                 session.incident("timeout", what)
-                _fail(StudentCodeTimeout(
+                raise_from_sandbox(StudentCodeTimeout(
                     f"your code did not finish {what} within {limit:.0f} s (an endless loop, or "
                     "far too slow); it was stopped"))
             except ChannelClosed:
@@ -270,7 +271,7 @@ class WorkerClient:
                 status = self.exit_status()
                 self.stop()
                 session.incident("crash", f"{what}: {status}")
-                _fail(StudentCodeCrashed(_crash_message(what, status, session.limits)))
+                raise_from_sandbox(StudentCodeCrashed(_crash_message(what, status, session.limits)))
             except BaseException:  # an interrupt (cell timeout): the worker is mid-call, drop it
                 session.charge(time.monotonic() - started)
                 self.stop()
@@ -289,12 +290,12 @@ class WorkerClient:
         args, kwargs = (), {}
         try:
             if header.get("spec") is not None and blob:
-                leaves = _loads_trusted(blob)["leaves"]
+                leaves = unpack_reply(blob)["leaves"]
                 args, kwargs = unflatten(header["spec"], leaves)
         except Exception:  # noqa: BLE001
             args, kwargs = (), {}
         try:
-            replacement = getattr(_resolve_owner(owner), attr)
+            replacement = getattr(resolve_owner(owner), attr)
             replacement(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001  (the test's stub refused: say so over there)
             send_msg(self.sock, {"op": "callback_error", "error": encode_error(exc, ())})
@@ -315,7 +316,7 @@ class WorkerClient:
         try:
             spec = flatten((tuple(args), dict(kwargs)), leaves)
         except ValueError as err:
-            _fail(TypeError(f"cannot pass these arguments to {target}: {err}"))
+            raise_from_sandbox(TypeError(f"cannot pass these arguments to {target}: {err}"))
         tensors = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
         grad = [bool(leaves[i].requires_grad) for i in tensors]
         sent = [x.detach() if isinstance(x, torch.Tensor) else x for x in leaves]
@@ -323,9 +324,9 @@ class WorkerClient:
         rng = torch.get_rng_state()
         changed = self.rng is None or not torch.equal(rng, self.rng)  # the worker has self.rng
         try:
-            blob = _dumps({"leaves": sent, "rng": rng if changed else None}, allow_pickle=True)
+            blob = pack_tree({"leaves": sent, "rng": rng if changed else None}, allow_pickle=True)
         except Exception as err:  # noqa: BLE001
-            _fail(TypeError(f"cannot pass these arguments to {target}: {err}"))
+            raise_from_sandbox(TypeError(f"cannot pass these arguments to {target}: {err}"))
         started = time.monotonic()
         send_msg(self.sock, {
             "op": "call", "target": target, "spec": spec, "tensors": tensors, "grad": grad,
@@ -335,16 +336,17 @@ class WorkerClient:
         header, blob = self.receive(f"in {target}", started, patches)
         show_output(header)
         try:
-            back = _loads_trusted(blob)
+            back = unpack_reply(blob)
         except Exception:  # noqa: BLE001
             self.stop()
-            _fail(StudentCodeCrashed(f"{target} sent back something that is not plain data"))
+            raise_from_sandbox(StudentCodeCrashed(
+                f"{target} sent back something that is not plain data"))
         self.rng = rng
         self.apply_effects(leaves, back)
         if header.get("op") == "error":
-            _fail(decode_error(header.get("error", {}), target))
+            raise_from_sandbox(decode_error(header.get("error", {}), target))
         if header.get("op") != "result":
-            _fail(StudentCodeCrashed(f"{target}: malformed reply from the worker"))
+            raise_from_sandbox(StudentCodeCrashed(f"{target}: malformed reply from the worker"))
         return self.rebuild(header, back, leaves, tensors, target)
 
     def apply_effects(self, leaves: list, back: dict) -> None:
@@ -362,8 +364,8 @@ class WorkerClient:
                 continue
             target = leaves[index]
             if isinstance(target, torch.Tensor) and isinstance(data, torch.Tensor) \
-                    and _has_data(target):
-                view = _byte_view(target)
+                    and has_data(target):
+                view = byte_view(target)
                 if data.dtype == torch.uint8 and data.shape == view.shape:
                     with torch.no_grad():
                         view.copy_(data)
@@ -392,8 +394,8 @@ class WorkerClient:
             if not (0 <= k < len(outputs)) or not isinstance(caller, torch.Tensor):
                 continue
             name = str(dtype).replace("torch.", "")
-            dt = getattr(torch, name, None) if name in _DTYPES else None
-            if not isinstance(dt, torch.dtype) or not _fits(caller, dt, offset, shape, stride):
+            dt = getattr(torch, name, None) if name in DTYPES else None
+            if not isinstance(dt, torch.dtype) or not view_fits(caller, dt, offset, shape, stride):
                 continue  # an impossible view: the output stays as it came (a copy)
             try:
                 view = torch.empty(0, dtype=dt, device=caller.device).set_(
@@ -404,10 +406,10 @@ class WorkerClient:
         for k, leaf in enumerate(outputs):
             if isinstance(leaf, list) and len(leaf) == 3 and leaf[0] == "__student_value__":
                 outputs[k] = StudentValue(str(leaf[1]), str(leaf[2]))
-        for k in _indices(header.get("grad_leaf"), len(outputs)):
+        for k in valid_indices(header.get("grad_leaf"), len(outputs)):
             if isinstance(outputs[k], torch.Tensor) and outputs[k].is_floating_point():
                 outputs[k].requires_grad_(True)
-        diff = [k for k in _indices(header.get("diff"), len(outputs))
+        diff = [k for k in valid_indices(header.get("diff"), len(outputs))
                 if isinstance(outputs[k], torch.Tensor) and outputs[k].is_floating_point()]
         grad_inputs = [in_leaves[i] for i in tensors if in_leaves[i].requires_grad]
         if diff:
@@ -422,23 +424,23 @@ class WorkerClient:
         try:
             return unflatten(header["spec"], outputs)
         except (ValueError, RecursionError):
-            _fail(StudentCodeCrashed(f"{target}: malformed reply from the worker"))
+            raise_from_sandbox(StudentCodeCrashed(f"{target}: malformed reply from the worker"))
 
     def backward(self, handle: int, grads: list, count: int) -> list:
         __tracebackhide__ = True
         import torch
 
         if self.sock is None or handle is None:
-            _fail(StudentCodeCrashed(
+            raise_from_sandbox(StudentCodeCrashed(
                 "the worker that computed this result has died, so its gradient is lost"))
         started = time.monotonic()
         send_msg(self.sock, {"op": "backward", "handle": handle},
-                 _dumps({"grads": [g.detach() for g in grads]}, allow_pickle=True))
+                 pack_tree({"grads": [g.detach() for g in grads]}, allow_pickle=True))
         header, blob = self.receive("in the backward pass", started)
         show_output(header)
         if header.get("op") == "error":
-            _fail(decode_error(header.get("error", {}), "backward"))
-        got = _loads_trusted(blob).get("grads") or []
+            raise_from_sandbox(decode_error(header.get("error", {}), "backward"))
+        got = unpack_reply(blob).get("grads") or []
         result = []
         for g in list(got)[:count]:
             result.append(g if isinstance(g, torch.Tensor) else None)
@@ -485,7 +487,7 @@ def _make_remote_backward():
             __tracebackhide__ = True
             box = ctx.box
             if box.generation != box.client.generation:
-                _fail(StudentCodeCrashed(
+                raise_from_sandbox(StudentCodeCrashed(
                     "the worker that computed this result was restarted, so its gradient is lost"))
             got = box.client.backward(box.handle, list(grads), box.count)
             return (None, *got, *[None] * (len(ctx.needs_input_grad) - 1 - box.count))

@@ -29,7 +29,7 @@ from mlmcourse.course.siblings import notebook_label as _label
 from .client import Session, WorkerClient, show_output
 from .limits import Limits
 from .proxies import proxy_for
-from .wire import StudentCodeCrashed, StudentCodeTimeout, _fail, decode_error
+from .wire import StudentCodeCrashed, StudentCodeTimeout, decode_error, raise_from_sandbox
 
 # What a solution cell binds in the tests' namespace; a sibling notebook lends only functions.
 BOUND_KINDS = ("function", "class", "autograd_function")
@@ -71,7 +71,7 @@ class Harness:
             client.ensure()
         except (StudentCodeCrashed, StudentCodeTimeout) as err:
             if client.ready is None:
-                _fail(type(err)(f"{err}"))
+                raise_from_sandbox(type(err)(f"{err}"))
         if client.ready is None:
             return
         for cell in client.ready.get("cells", []):
@@ -79,7 +79,7 @@ class Harness:
                 show_output(cell)
                 if cell.get("error"):
                     self.bind(client, grade_id)
-                    _fail(decode_error(cell["error"], f"cell {grade_id}"))
+                    raise_from_sandbox(decode_error(cell["error"], f"cell {grade_id}"))
         self.bind(client, grade_id)
 
     def bind(self, client: WorkerClient, grade_id: str) -> None:

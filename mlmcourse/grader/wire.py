@@ -154,12 +154,12 @@ def unflatten(spec: Any, leaves: list, depth: int = 0) -> Any:
 
 
 _HEAD = struct.Struct("!I")
-_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128", "uint8",
+DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128", "uint8",
            "int8", "int16", "int32", "int64", "bool", "uint16", "uint32", "uint64")
 MAX_DIMS = 64
 
 
-def _dumps(obj: Any, allow_pickle: bool = False) -> bytes:
+def pack_tree(obj: Any, allow_pickle: bool = False) -> bytes:
     """Encode a tree of tensors and plain values: JSON for the structure, raw bytes for storages.
 
     Tensors keep their storage sharing (one copy of each storage; views keep offset and strides).
@@ -192,14 +192,14 @@ def _dumps(obj: Any, allow_pickle: bool = False) -> bytes:
         if t.is_conj() or t.is_neg():
             t = t.resolve_conj().resolve_neg()
         dtype = str(t.dtype).replace("torch.", "")
-        if dtype not in _DTYPES:
+        if dtype not in DTYPES:
             raise TypeError(f"tensors of dtype {t.dtype} cannot be passed")
         shape, stride = list(t.shape), list(t.stride())
         if t.device.type == "meta":
             return ["meta", dtype, shape, stride]
         key = (str(t.device), t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
         if key not in seen or key[1] == 0:
-            data = _byte_view(t).cpu().numpy().tobytes() if key[2] else b""
+            data = byte_view(t).cpu().numpy().tobytes() if key[2] else b""
             seen[key] = len(storages)
             storages.append(add_bytes(data))
         return ["t", seen[key], dtype, t.storage_offset(), shape, stride]
@@ -226,8 +226,8 @@ def _dumps(obj: Any, allow_pickle: bool = False) -> bytes:
     return _HEAD.pack(len(head)) + head + b"".join(chunks)
 
 
-def _loads(blob: bytes | bytearray, allow_pickle: bool = False) -> Any:
-    """Decode `_dumps`. Without `allow_pickle` (the trusted side) nothing but tensors and plain
+def unpack_tree(blob: bytes | bytearray, allow_pickle: bool = False) -> Any:
+    """Decode `pack_tree`. Without `allow_pickle` (the trusted side) nothing but tensors and plain
     values can come out, and every tensor is checked against the bytes it was given."""
     import pickle
 
@@ -273,7 +273,7 @@ def _loads(blob: bytes | bytearray, allow_pickle: bool = False) -> Any:
         return tuple(values)
 
     def dtype(name) -> Any:
-        if name not in _DTYPES:
+        if name not in DTYPES:
             raise ValueError("malformed data")
         return getattr(torch, name)
 
@@ -316,17 +316,17 @@ def _loads(blob: bytes | bytearray, allow_pickle: bool = False) -> Any:
     return unflatten(head.get("spec"), leaves)
 
 
-def _loads_trusted(blob: bytes) -> Any:
+def unpack_reply(blob: bytes) -> Any:
     """Load what the worker sent: tensors and plain data only, never code."""
-    return _loads(blob, allow_pickle=False)
+    return unpack_tree(blob, allow_pickle=False)
 
 
-def _loads_any(blob: bytes) -> Any:
+def unpack_request(blob: bytes) -> Any:
     """Load what the trusted kernel sent (worker side)."""
-    return _loads(blob, allow_pickle=True)
+    return unpack_tree(blob, allow_pickle=True)
 
 
-def _has_data(tensor) -> bool:
+def has_data(tensor) -> bool:
     """A tensor with real bytes behind it (not meta, not empty)."""
     try:
         storage = tensor.untyped_storage()
@@ -335,14 +335,14 @@ def _has_data(tensor) -> bool:
         return False
 
 
-def _indices(values, size: int) -> list[int]:
+def valid_indices(values, size: int) -> list[int]:
     """The valid, distinct indices in an untrusted list."""
     if not isinstance(values, list):
         return []
     return list(dict.fromkeys(k for k in values if type(k) is int and 0 <= k < size))
 
 
-def _fits(tensor, dtype, offset, shape, stride) -> bool:
+def view_fits(tensor, dtype, offset, shape, stride) -> bool:
     """Whether a view (offset, shape, stride) of `tensor`'s storage lies inside that storage."""
     import torch
 
@@ -356,7 +356,7 @@ def _fits(tensor, dtype, offset, shape, stride) -> bool:
     return (last + 1) * item <= tensor.untyped_storage().nbytes()
 
 
-def _byte_view(tensor):
+def byte_view(tensor):
     """A uint8 tensor over the whole storage of `tensor`."""
     import torch
 
@@ -397,7 +397,7 @@ _raise_namespace: dict = {}
 exec(compile("".join(_RAISE_LINES), _RAISE_FILE, "exec"), _raise_namespace)  # noqa: S102
 
 
-def _fail(error: BaseException):
+def raise_from_sandbox(error: BaseException):
     """Raise `error` (without the context of the exception being handled, if any)."""
     __tracebackhide__ = True
     error.__cause__ = None
@@ -470,7 +470,7 @@ WATCHED = ("torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.sp
            "torch.linalg", "torch.autograd", "math")
 
 
-def _resolve_owner(name: str):
+def resolve_owner(name: str):
     import importlib
 
     import torch

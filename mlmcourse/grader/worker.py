@@ -24,17 +24,17 @@ from mlmcourse.course.cells import run_cell
 from .wire import (
     OUTPUT_CAP,
     ChannelClosed,
-    _byte_view,
-    _dumps,
-    _has_data,
-    _loads_any,
-    _resolve_owner,
+    byte_view,
     decode_error,
     encode_error,
     flatten,
+    has_data,
+    pack_tree,
     recv_msg,
+    resolve_owner,
     send_msg,
     unflatten,
+    unpack_request,
 )
 
 # Frames of these files are the grader's, not the student's: left out of tracebacks.
@@ -110,7 +110,7 @@ class _Worker:
             except BaseException as exc:  # noqa: BLE001  (say what went wrong, keep serving)
                 if op in ("init", "call", "backward"):
                     self.reply({"op": "error", "error": encode_error(exc, ()), "stdout": "",
-                                "stderr": ""}, _dumps({}))
+                                "stderr": ""}, pack_tree({}))
 
     # -- cells ----------------------------------------------------------------------------
     def init(self, header: dict) -> None:
@@ -134,9 +134,9 @@ class _Worker:
             if kind == "value" and name in wanted:
                 values[name] = value
         try:
-            blob = _dumps(values)
+            blob = pack_tree(values)
         except Exception:  # noqa: BLE001
-            blob = _dumps({})
+            blob = pack_tree({})
         self.reply({"op": "ready", "cells": results, "names": names}, blob)
 
     @staticmethod
@@ -173,7 +173,7 @@ class _Worker:
     def call(self, header: dict, blob: bytes) -> None:
         import torch
 
-        payload = _loads_any(blob)
+        payload = unpack_request(blob)
         leaves = payload["leaves"]
         for index, flag in zip(header["tensors"], header["grad"], strict=False):
             if flag and isinstance(leaves[index], torch.Tensor):
@@ -183,9 +183,9 @@ class _Worker:
         storages, snapshots = {}, {}
         for i, t in tensor_leaves:
             key = (t.device.type, t.untyped_storage().data_ptr())
-            if _has_data(t) and key not in storages:
+            if has_data(t) and key not in storages:
                 storages[key] = i
-                snapshots[i] = _byte_view(t).clone()
+                snapshots[i] = byte_view(t).clone()
         if payload.get("rng") is not None:
             torch.set_rng_state(payload["rng"])
         rng_before = torch.get_rng_state()
@@ -209,7 +209,7 @@ class _Worker:
         mutations = {}
         for i, snapshot in snapshots.items():
             try:
-                now = _byte_view(leaves[i])
+                now = byte_view(leaves[i])
                 if now.numel() == snapshot.numel() and not torch.equal(now, snapshot):
                     mutations[i] = now.detach().clone()
             except RuntimeError:
@@ -219,15 +219,15 @@ class _Worker:
                               if isinstance(g, torch.Generator)}
         if error is not None:
             reply.update(op="error", error=error)
-            self.reply(reply, _dumps(back))
+            self.reply(reply, pack_tree(back))
             return
         try:
             self.pack_result(result, storages, leaves, reply, back, bool(header["grad_enabled"]))
-            blob = _dumps(back)
+            blob = pack_tree(back)
         except BaseException as exc:  # noqa: BLE001
             reply.update(op="error", error=encode_error(exc, _GRADER_FILES))
             back.pop("outputs", None)
-            self.reply(reply, _dumps(back))
+            self.reply(reply, pack_tree(back))
             return
         self.reply(reply, blob)
 
@@ -246,7 +246,7 @@ class _Worker:
                 key = (tensor.device.type, tensor.untyped_storage().data_ptr())
                 if tensor.requires_grad:
                     (diff if grad_enabled and tensor.grad_fn is not None else grad_leaf).append(k)
-                elif _has_data(tensor) and key in storages:
+                elif has_data(tensor) and key in storages:
                     aliases[k] = [storages[key], tensor.storage_offset(), list(tensor.shape),
                                   list(tensor.stride()), str(tensor.dtype)]
                     packed.append(None)
@@ -281,7 +281,7 @@ class _Worker:
                         "stderr": ""})
             return
         outputs, inputs = handle
-        grads = _loads_any(blob)["grads"]
+        grads = unpack_request(blob)["grads"]
         with _capture() as (out, err):
             try:
                 got = torch.autograd.grad(outputs, inputs, grads, allow_unused=True,
@@ -296,7 +296,7 @@ class _Worker:
             self.reply(reply)
             return
         reply.update(op="grads")
-        self.reply(reply, _dumps({"grads": result}))
+        self.reply(reply, pack_tree({"grads": result}))
 
     # -- the test's patches -------------------------------------------------------------
     def install_patches(self, patches: list):
@@ -304,7 +304,7 @@ class _Worker:
         saved = []
         for owner_name, attr in patches:
             try:
-                owner = _resolve_owner(owner_name)
+                owner = resolve_owner(owner_name)
             except Exception:  # noqa: BLE001
                 continue
             original = vars(owner).get(attr, missing)
@@ -348,7 +348,7 @@ class _Worker:
             leaves = [x.detach() if isinstance(x, torch.Tensor) else x for x in leaves]
             leaves = [x if isinstance(x, torch.Tensor | int | float | str | bool | type(None)
                                       | torch.dtype | torch.device) else None for x in leaves]
-            blob = _dumps({"leaves": leaves})
+            blob = pack_tree({"leaves": leaves})
         except Exception:  # noqa: BLE001
             spec, blob = None, b""
         send_msg(self.sock, {"op": "callback", "owner": owner_name, "attr": attr, "spec": spec},
