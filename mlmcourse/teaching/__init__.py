@@ -1,0 +1,1 @@
+"""What the notebooks use: the experiment, figures, sliders, the sibling loader, offline BERT."""
