@@ -1,4 +1,5 @@
-"""A TA in JupyterLab: the formgrader lists the sample students' scores; feedback shows failures."""
+"""A TA in JupyterLab: the formgrader lists the sample students' scores; feedback shows failures;
+the Autograde button grades through the course's engine."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import shutil
 import labdriver as lab
 import pytest
 
+from mlmcourse.build.samples import expected_scores, load_sample
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 from mlmcourse.grader.grading import read_scores
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -104,3 +106,46 @@ def test_feedback_shows_the_failed_checks(ta):
     first = page.get_by_text(failures[0][1][:60]).first
     first.scroll_into_view_if_needed()
     lab.shoot(page, "ta-3-feedback-failed-check")
+
+
+# In the grader's own kernel (nbgrader's Execute) the first reached the gradebook, and the second
+# scored 12 of 24 in notebook 1 where the engine gives 21.
+BUTTON_STUDENTS = ("hostile_gradebook", "hostile_patched_helpers")
+
+
+def files(folder) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def scores_of(course, student: str) -> dict[str, float]:
+    return {s.notebook: s.score for s in read_scores(course) if s.student == student}
+
+
+def press_autograde(page, url: str, student: str) -> None:
+    """The Autograde button of one submission; fails with nbgrader's log when it reports one."""
+    page.goto(f"{url}/formgrader/manage_submissions/{ASSIGNMENT}")
+    row = page.locator("tbody tr", has=page.locator("td.student-id", has_text=re.compile(
+        f"^{student}$")))
+    row.locator("td.autograde a").click()
+    outcome = page.locator("#success-modal.in, #error-modal.in")  # shown (Bootstrap 3)
+    outcome.wait_for(state="visible", timeout=600_000)
+    lab.shoot(page, f"ta-4-autograde-button-{student}")
+    assert outcome.get_attribute("id") == "success-modal", outcome.inner_text()[-3000:]
+
+
+def test_the_autograde_button_grades_through_the_engine(ta):
+    """The formgrader's per-submission Autograde button runs nbgrader's autograde in the server,
+    with the engine plugged in (nbgrader_config.py): a hostile submission earns what `make grade`
+    gave it, and reaches neither its own files nor the gradebook."""
+    course, page, url = ta
+    for student in BUTTON_STUDENTS:
+        sample = load_sample(course / "samples" / f"{student}.py", notebook_names(course))
+        made = scores_of(course, student)
+        assert made.items() >= expected_scores(course, sample).items(), "make grade disagrees"
+        submitted = files(course / "submitted" / student)
+        press_autograde(page, url, student)
+        pressed = scores_of(course, student)
+        assert pressed == made, f"{student}: the button gives {pressed}, make grade {made}"
+        assert files(course / "submitted" / student) == submitted, f"{student} was changed"
+    assert not list(course.rglob("HACKED_BY_*")), "a submission wrote next to the TA's files"
