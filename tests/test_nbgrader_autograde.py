@@ -18,7 +18,7 @@ import pytest
 from conftest import ROOT, course_env
 from test_parallel import FIRST, expected_first, fingerprint
 
-from mlmcourse.build.samples import apply_patches, load_sample, reference_notebook
+from mlmcourse.build.samples import load_sample, sample_notebook
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
@@ -52,12 +52,8 @@ def course_with_release(destination) -> Path:
 def submit(course: Path, student_id: str) -> None:
     """The sample's first notebook, made from this course's release, in submitted/."""
     student = load_sample(ROOT / "samples" / f"{student_id}.py", notebook_names(ROOT))
-    if student.base == "reference":
-        nb = reference_notebook(course, FIRST)
-    else:
-        nb = nbio.read(course / "release" / ASSIGNMENT / f"{FIRST}.ipynb")
-    apply_patches(student, FIRST, nb)
-    nbio.write(nb, course / "submitted" / student_id / ASSIGNMENT / f"{FIRST}.ipynb")
+    target = course / "submitted" / student_id / ASSIGNMENT / f"{FIRST}.ipynb"
+    nbio.write(sample_notebook(course, student, FIRST), target)
 
 
 @pytest.fixture(scope="module")

@@ -148,12 +148,7 @@ def grade_task(course: dict[str, bytes], student: str, submitted: dict[str, byte
         autograded = {}
         for result in results:
             if result.autograded_path is not None and Path(result.autograded_path).is_file():
-                data = Path(result.autograded_path).read_bytes()
-                # outputs that print where they ran name this random folder: give it one name,
-                # so that a regrade writes the same notebook
-                for name in sorted({str(scratch.resolve()), str(scratch)}, key=len, reverse=True):
-                    data = data.replace(name.encode(), SCRATCH_NAME)
-                autograded[result.notebook] = data
+                autograded[result.notebook] = portable_bytes(Path(result.autograded_path), scratch)
             result.autograded_path = None  # a path on the worker means nothing elsewhere
     worker = f"{socket.gethostname()}:{os.getpid()}"
     return Outcome(student, results, autograded, time.perf_counter() - started, worker)
@@ -273,22 +268,32 @@ def submission_timestamp(root: Path, student: str):
         return None
 
 
-def graded_notebooks(outcome: Outcome) -> dict:
-    """The autograded notebooks of an outcome, parsed once (the engine wrote them: no need to
-    validate them again), with their output streams merged (see `nbio.merge_streams`)."""
+def portable_bytes(path: Path, scratch: Path) -> bytes:
+    """An autograded notebook's bytes, the random `scratch` folder (which outputs that print
+    where they ran name) called by one fixed name: a regrade writes the same notebook."""
+    data = path.read_bytes()
+    for name in sorted({str(scratch.resolve()), str(scratch)}, key=len, reverse=True):
+        data = data.replace(name.encode(), SCRATCH_NAME)
+    return data
+
+
+def as_recorded(data: bytes):
+    """An autograded notebook as the course records it: parsed once (the engine wrote it: no
+    need to validate it again), execution metadata dropped, output streams merged (see
+    `nbio.merge_streams`), library paths short."""
     from nbformat import v4
 
-    notebooks = {}
-    for name, data in sorted(outcome.autograded.items()):
-        nb = v4.reads(data.decode("utf-8"))  # nbformat 4 as the engine writes it, unvalidated
-        for cell in nb.cells:
-            nbio.strip_execution_metadata(cell)
-            if cell.get("cell_type") == "code":
-                cell.outputs = nbio.relative_library_paths(
-                    nbio.merge_streams(cell.get("outputs", []))
-                )
-        notebooks[name] = nb
-    return notebooks
+    nb = v4.reads(data.decode("utf-8"))  # nbformat 4 as the engine writes it, unvalidated
+    for cell in nb.cells:
+        nbio.strip_execution_metadata(cell)
+        if cell.get("cell_type") == "code":
+            cell.outputs = nbio.relative_library_paths(nbio.merge_streams(cell.get("outputs", [])))
+    return nb
+
+
+def graded_notebooks(outcome: Outcome) -> dict:
+    """The autograded notebooks of an outcome, as the course records them."""
+    return {name: as_recorded(data) for name, data in sorted(outcome.autograded.items())}
 
 
 def record(gradebook, root: Path, outcome: Outcome, notebooks: dict | None = None) -> None:

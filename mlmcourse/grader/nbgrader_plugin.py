@@ -33,9 +33,10 @@ from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded, is_solution
 from mlmcourse.course.layout import ASSIGNMENT
 
-from .coordinator import SCRATCH_NAME
-from .engine import grade_submission, trusted_notebooks
+from .coordinator import as_recorded, portable_bytes
+from .engine import grade_submission
 from .limits import Limits
+from .rebuild import trusted_notebooks
 from .results import NotebookResult, TestResult, stderr_as_note
 
 _DEFAULTS = Limits()
@@ -108,14 +109,7 @@ def graded_notebook(result: NotebookResult, root: Path, scratch: Path) -> nbform
         source = nbio.read(root / "source" / ASSIGNMENT / f"{result.notebook}.ipynb")
         graded, _ = trusted_notebooks(source, None)
         return graded
-    data = Path(path).read_bytes()
-    for name in sorted({str(scratch.resolve()), str(scratch)}, key=len, reverse=True):
-        data = data.replace(name.encode(), SCRATCH_NAME)
-    graded = nbformat.reads(data.decode("utf-8"), as_version=4)
-    for cell in graded.cells:
-        nbio.strip_execution_metadata(cell)
-        if cell.cell_type == "code":
-            cell.outputs = nbio.relative_library_paths(nbio.merge_streams(cell.outputs))
+    graded = as_recorded(portable_bytes(Path(path), scratch))
     return graded
 
 
