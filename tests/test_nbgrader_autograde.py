@@ -1,10 +1,11 @@
 """Plain `nbgrader autograde` grades through the course's engine (nbgrader_config.py plugs
 `mlmcourse.grader.nbgrader_plugin.EngineExecute` in place of nbgrader's `Execute`).
 
-A scratch course with the hostile samples that attack the grader's own kernel (the gradebook,
-input transformers, patched helpers, deleted tests, stderr), the reference and the blank
-release, graded by nbgrader's command line: each scores exactly its EXPECTED, and nothing of the
-submissions, the course or the gradebook is touched.
+A scratch course with every hostile sample (the gradebook, input transformers, patched helpers,
+deleted tests, stderr, hangs, crashes, memory, tampered tracebacks and gradchecks), the
+reference and the blank release, graded by nbgrader's command line: each notebook scores exactly
+its EXPECTED, and nothing of the submissions, the course or the gradebook is touched. Short time
+limits (set on the command line, as a TA would) keep the hang cheap; they change no score.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, course_env
-from test_parallel import FIRST, expected_first, fingerprint
+from test_parallel import FIRST, fingerprint
 
-from mlmcourse.build.samples import load_sample, sample_notebook
+from mlmcourse.build.samples import expected_scores, load_sample, sample_notebook
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
@@ -26,10 +27,9 @@ from mlmcourse.grader.grading import read_scores
 
 pytestmark = pytest.mark.slow
 
-# Every hostile sample here submits the first notebook only; so do reference and blank here.
-HOSTILE = ["hostile_gradebook", "hostile_input_transformer", "hostile_patched_helpers",
-           "hostile_deleted_tests", "hostile_stderr"]
+HOSTILE = sorted(path.stem for path in (ROOT / "samples").glob("hostile_*.py"))
 STUDENTS = ["reference", "blank", *HOSTILE]
+LIMITS = ["--EngineExecute.call_timeout_s=4", "--EngineExecute.student_time_s=30"]
 BREACH = "HACKED_BY_*"  # what hostile_gradebook leaves next to a file it could open for writing
 
 
@@ -49,11 +49,20 @@ def course_with_release(destination) -> Path:
     return destination
 
 
+def sample(student_id: str):
+    return load_sample(ROOT / "samples" / f"{student_id}.py", notebook_names(ROOT))
+
+
+def handed_in(student_id: str) -> list[str]:
+    """The notebooks a sample hands in here: those its EXPECTED names (reference, blank: 01)."""
+    return sorted(sample(student_id).expected) or [FIRST]
+
+
 def submit(course: Path, student_id: str) -> None:
-    """The sample's first notebook, made from this course's release, in submitted/."""
-    student = load_sample(ROOT / "samples" / f"{student_id}.py", notebook_names(ROOT))
-    target = course / "submitted" / student_id / ASSIGNMENT / f"{FIRST}.ipynb"
-    nbio.write(sample_notebook(course, student, FIRST), target)
+    """The sample's notebooks, made from this course's release, in submitted/."""
+    for name in handed_in(student_id):
+        target = course / "submitted" / student_id / ASSIGNMENT / f"{name}.ipynb"
+        nbio.write(sample_notebook(course, sample(student_id), name), target)
 
 
 @pytest.fixture(scope="module")
@@ -65,14 +74,16 @@ def autograded(tmp_path_factory):
     before = {"submitted": fingerprint(course / "submitted"),
               "source": fingerprint(course / "source"),
               "config": (course / "nbgrader_config.py").read_bytes()}
-    nbgrader(course, "autograde", ASSIGNMENT, "--force")
+    nbgrader(course, "autograde", ASSIGNMENT, "--force", *LIMITS)
     return {"course": course, **before}
 
 
 def test_every_sample_scores_what_make_grade_gives(autograded):
     scores = {(s.student, s.notebook): s.score for s in read_scores(autograded["course"])}
-    wrong = [f"{student}: got {scores.get((student, FIRST))}, want {expected_first(student)}"
-             for student in STUDENTS if scores.get((student, FIRST)) != expected_first(student)]
+    wrong = [f"{student}/{name}: got {scores.get((student, name))}, want {want}"
+             for student in STUDENTS
+             for name, want in expected_scores(ROOT, sample(student)).items()
+             if name in handed_in(student) and scores.get((student, name)) != want]
     assert not wrong, "\n".join(wrong)
 
 
