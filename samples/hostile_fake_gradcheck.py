@@ -16,4 +16,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"03_empty_mask_and_gradient": 21}
+EXPECTED = {"03_empty_mask_and_gradient": 25}
