@@ -1,10 +1,9 @@
-"""A correct answer cell run under `%%time` that calls display() and get_ipython(): full marks."""
+"""A correct answer that calls display() and get_ipython() inside the function: full marks."""
 
 BASE = "reference"
 PATCHES = {
     "01_corruption": {
         "make_mlm_inputs": [
-            ("def make_mlm_inputs(", "%%time\ndef make_mlm_inputs("),
             (
                 "    # 2. Labels:",
                 "    display(f\"make_mlm_inputs on [B, L] = {list(tokens.shape)}\")\n"
