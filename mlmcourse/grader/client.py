@@ -28,6 +28,13 @@ raises, the exception is raised in the student's code; when it returns, the work
 function runs (so spies and refusals work; a replacement that returns a different value is not
 reproduced).
 
+A test may watch the operators the student's code dispatches, whatever names it calls them by: a
+``TorchDispatchMode`` active in the trusted kernel that has a method ``record_remote(op_names)``.
+Such a mode sees nothing of the worker, so while one is active a call (and the backward of its
+result) asks the worker to record the aten operators it dispatched (``record_ops``); the names
+come back as a capped list of plain strings, and each watching mode's ``record_remote`` gets
+them. With no mode active a call sends and does nothing more.
+
 The workers of one graded notebook share a `Session`: the zygote's socket, the `Limits`, the
 student's time budget for the notebook, the incident log the engine reads, and that snapshot.
 """
@@ -67,6 +74,9 @@ from .wire import (
 
 # Room for the codec's description and copies on top of the student's memory, in one reply.
 REPLY_OVERHEAD_BYTES = 64 << 20
+# The most operator names, and the longest name, a worker's reply may hand to a test's mode.
+MAX_REMOTE_OPS = 512
+MAX_OP_NAME = 200
 
 
 class Session:
@@ -128,6 +138,31 @@ class Session:
                     snap.setdefault(name, value)
             changed.extend([owner, name] for name in found)
         return changed
+
+
+def op_watchers() -> list:
+    """The test's active dispatch modes that want the operators run in the worker."""
+    import torch
+
+    if not torch._C._len_torch_dispatch_stack():  # the usual call: no mode, nothing to ask
+        return []
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    return [mode for mode in _get_current_dispatch_mode_stack()
+            if callable(getattr(mode, "record_remote", None))]
+
+
+def report_ops(watchers: list, header: dict) -> None:
+    """Hand the operator names of the worker's reply to the watching modes: plain strings only,
+    deduplicated, capped (the reply comes from the student's process)."""
+    if not watchers:
+        return
+    sent = header.get("ops")
+    names = [name for name in sent[:MAX_REMOTE_OPS] if type(name) is str
+             and 0 < len(name) <= MAX_OP_NAME] if type(sent) is list else []
+    names = list(dict.fromkeys(names))
+    for mode in watchers:
+        mode.record_remote(list(names))
 
 
 def show_output(header: dict) -> None:
@@ -327,12 +362,16 @@ class WorkerClient:
             blob = pack_tree({"leaves": sent, "rng": rng if changed else None}, allow_pickle=True)
         except Exception as err:  # noqa: BLE001
             raise_from_sandbox(TypeError(f"cannot pass these arguments to {target}: {err}"))
-        started = time.monotonic()
-        send_msg(self.sock, {
+        watchers = op_watchers()
+        request = {
             "op": "call", "target": target, "spec": spec, "tensors": tensors, "grad": grad,
             "dtype": str(torch.get_default_dtype()), "grad_enabled": torch.is_grad_enabled(),
             "patches": patches,
-        }, blob)
+        }
+        if watchers:
+            request["record_ops"] = True
+        started = time.monotonic()
+        send_msg(self.sock, request, blob)
         header, blob = self.receive(f"in {target}", started, patches)
         show_output(header)
         try:
@@ -343,6 +382,7 @@ class WorkerClient:
                 f"{target} sent back something that is not plain data"))
         self.rng = rng
         self.apply_effects(leaves, back)
+        report_ops(watchers, header)  # a mode may fail the test here: after the effects
         if header.get("op") == "error":
             raise_from_sandbox(decode_error(header.get("error", {}), target))
         if header.get("op") != "result":
@@ -433,11 +473,14 @@ class WorkerClient:
         if self.sock is None or handle is None:
             raise_from_sandbox(StudentCodeCrashed(
                 "the worker that computed this result has died, so its gradient is lost"))
+        watchers = op_watchers()
+        request = {"op": "backward", "handle": handle, **({"record_ops": True} if watchers else {})}
         started = time.monotonic()
-        send_msg(self.sock, {"op": "backward", "handle": handle},
+        send_msg(self.sock, request,
                  pack_tree({"grads": [g.detach() for g in grads]}, allow_pickle=True))
         header, blob = self.receive("in the backward pass", started)
         show_output(header)
+        report_ops(watchers, header)
         if header.get("op") == "error":
             raise_from_sandbox(decode_error(header.get("error", {}), "backward"))
         got = unpack_reply(blob).get("grads") or []

@@ -6,6 +6,9 @@ the notebook's setup cell and the student's answer cells into one namespace; ``c
 the student's functions on the arguments the kernel sent and sends back the results and what the
 call did to its inputs; ``backward`` runs autograd over the student's graph. A torch function the
 test has patched is replaced by a stub for the duration of a call (see ``install_patches``).
+When the test asks (``record_ops`` in a ``call`` or ``backward`` header: a dispatch mode of the
+test is watching, see :mod:`mlmcourse.grader.client`), the call runs under a recording
+``TorchDispatchMode`` and the reply lists the aten operators it dispatched (``ops``).
 """
 
 from __future__ import annotations
@@ -39,6 +42,34 @@ from .wire import (
 
 # Frames of these files are the grader's, not the student's: left out of tracebacks.
 _GRADER_FILES = (__file__, cells.__file__)
+
+# The most distinct operator names one call reports (a loss dispatches a few dozen); the
+# trusted side caps the list again (client.MAX_REMOTE_OPS).
+MAX_RECORDED_OPS = 512
+
+
+@contextlib.contextmanager
+def _recording_ops(wanted: bool):
+    """Yield a dict whose keys become the aten operators dispatched inside the block, in order.
+
+    Only when the test asked (``wanted``): an ordinary call pays nothing. The names are what
+    reached PyTorch's dispatcher, whatever the student's code called the function by (a saved
+    ``torch.log_softmax``, ``torch.ops.aten...``).
+    """
+    names: dict[str, None] = {}
+    if not wanted:
+        yield names
+        return
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class OpRecorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if len(names) < MAX_RECORDED_OPS:
+                names.setdefault(func._schema.name)
+            return func(*args, **(kwargs or {}))
+
+    with OpRecorder():
+        yield names
 
 
 @contextlib.contextmanager
@@ -192,7 +223,7 @@ class _Worker:
         torch.set_default_dtype(getattr(torch, header["dtype"].replace("torch.", "")))
         restore = self.install_patches(header.get("patches", []))
         result, error = None, None
-        with _capture() as (out, err):
+        with _capture() as (out, err), _recording_ops(bool(header.get("record_ops"))) as ops:
             try:
                 function = self.target(header["target"])
                 with torch.set_grad_enabled(bool(header["grad_enabled"])):
@@ -202,6 +233,8 @@ class _Worker:
             finally:
                 restore()
         reply = {"stdout": out.text(), "stderr": err.text()}
+        if header.get("record_ops"):
+            reply["ops"] = list(ops)
         back: dict[str, Any] = {}
         rng_after = torch.get_rng_state()
         if not torch.equal(rng_after, rng_before):  # the code drew from the global generator
@@ -282,7 +315,7 @@ class _Worker:
             return
         outputs, inputs = handle
         grads = unpack_request(blob)["grads"]
-        with _capture() as (out, err):
+        with _capture() as (out, err), _recording_ops(bool(header.get("record_ops"))) as ops:
             try:
                 got = torch.autograd.grad(outputs, inputs, grads, allow_unused=True,
                                           retain_graph=True) if inputs else ()
@@ -291,6 +324,8 @@ class _Worker:
             except BaseException as exc:  # noqa: BLE001
                 error, result = encode_error(exc, _GRADER_FILES), None
         reply = {"stdout": out.text(), "stderr": err.text()}
+        if header.get("record_ops"):
+            reply["ops"] = list(ops)
         if error is not None:
             reply.update(op="error", error=error)
             self.reply(reply)

@@ -1,0 +1,177 @@
+"""The operator-recording protocol: a test's dispatch mode sees what the worker dispatched.
+
+A rule such as "no library loss" (notebooks 2 and 3) is checked on the aten operators the
+student's code actually ran, not on the names it called: a ``TorchDispatchMode`` of the test
+with a ``record_remote`` method gets, through :mod:`mlmcourse.grader.client`, the operators the
+worker (:mod:`mlmcourse.grader.worker`) recorded for each call and for the backward of its result.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from mlmcourse.grader import client as trusted_client
+from mlmcourse.grader import harness as trusted_side
+from mlmcourse.grader import zygote
+from mlmcourse.grader.limits import Limits
+from mlmcourse.grader.proxies import StudentFunction
+
+STUDENT = """
+import torch
+
+saved_log_softmax = torch.log_softmax  # saved at definition time: renaming hides nothing
+
+
+def by_saved_name(z):
+    return saved_log_softmax(z, dim=-1).sum()
+
+
+def by_aten(z, y):
+    return torch.ops.aten.cross_entropy_loss(z, y, None, 2)
+
+
+def by_logsumexp(z):
+    return torch.logsumexp(z, dim=-1).sum()
+
+
+class HiddenInBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, z):
+        ctx.save_for_backward(z)
+        return torch.logsumexp(z, dim=-1).sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (z,) = ctx.saved_tensors
+        return grad_output * torch.ops.aten._log_softmax(z, -1, False).exp()
+
+
+def hidden_in_backward(z):
+    return HiddenInBackward.apply(z)
+"""
+
+
+class Watcher(TorchDispatchMode):
+    """Records local operators and those the worker reports (the protocol under test)."""
+
+    def __init__(self):
+        super().__init__()
+        self.local: list[str] = []
+        self.remote: list[list[str]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.local.append(func._schema.name)
+        return func(*args, **(kwargs or {}))
+
+    def record_remote(self, op_names):
+        self.remote.append(op_names)
+
+    def remote_ops(self) -> set[str]:
+        return {name for names in self.remote for name in names}
+
+
+class Bystander(TorchDispatchMode):
+    """A mode without record_remote: it must not turn recording on."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.fixture(scope="module")
+def student():
+    cells = [{"grade_id": "c", "filename": "<c>", "source": STUDENT}]
+    limits = Limits(call_timeout_s=20, student_time_s=120, memory_bytes=1 << 30)
+    harness = trusted_side.Harness({"notebook": "t.ipynb", "notebooks": {"t.ipynb": cells},
+                                    "bindings": {}}, None, limits,
+                                   zygote.get_zygote().socket_path)
+    client = harness.client("t.ipynb")
+    yield lambda name: StudentFunction(client, name)
+    harness.close()
+
+
+@pytest.fixture()
+def requests(monkeypatch):
+    """Every header the trusted side sends to a worker, and every reply header it gets."""
+    sent, received = [], []
+    original_send, original_receive = trusted_client.send_msg, trusted_client.WorkerClient.receive
+
+    def spy_send(sock, header, *args, **kwargs):
+        sent.append(header)
+        return original_send(sock, header, *args, **kwargs)
+
+    def spy_receive(self, *args, **kwargs):
+        header, blob = original_receive(self, *args, **kwargs)
+        received.append(header)
+        return header, blob
+
+    monkeypatch.setattr(trusted_client, "send_msg", spy_send)
+    monkeypatch.setattr(trusted_client.WorkerClient, "receive", spy_receive)
+    return sent, received
+
+
+def test_a_saved_name_and_an_aten_call_are_reported(student):
+    z = torch.randn(3, 5, dtype=torch.float64)
+    y = torch.tensor([1, -100, 4])
+    with Watcher() as saved:
+        student("by_saved_name")(z)
+    with Watcher() as aten:
+        student("by_aten")(z, y)
+    with Watcher() as allowed:
+        student("by_logsumexp")(z)
+    assert "aten::_log_softmax" in saved.remote_ops()
+    assert {"aten::_log_softmax", "aten::nll_loss_forward"} <= aten.remote_ops()
+    assert "aten::logsumexp" in allowed.remote_ops()
+    assert not allowed.remote_ops() & {"aten::_log_softmax", "aten::nll_loss_forward"}
+    assert "aten::_log_softmax" not in saved.local, "the student's code ran in this process"
+
+
+def test_the_backward_reports_its_operators(student):
+    z = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
+    loss = student("hidden_in_backward")(z)
+    with Watcher() as forward_only:
+        student("hidden_in_backward")(z)
+    assert "aten::_log_softmax" not in forward_only.remote_ops()
+    with Watcher() as watcher:
+        loss.backward()
+    assert "aten::_log_softmax" in watcher.remote_ops()
+    assert torch.allclose(z.grad, torch.softmax(z.detach(), dim=-1))
+
+
+def test_ordinary_calls_ask_and_send_nothing_more(student, requests):
+    sent, received = requests
+    z = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
+    student("by_saved_name")(z).backward()
+    with Bystander():
+        student("by_saved_name")(z)
+    calls = [h for h in sent if h["op"] in ("call", "backward")]  # not the handle releases
+    assert [h["op"] for h in calls] == ["call", "backward", "call"]
+    assert not any("record_ops" in header for header in calls)
+    assert not any("ops" in header for header in received)
+    with Watcher():
+        student("by_saved_name")(z).backward()
+    calls = [h for h in sent if h["op"] in ("call", "backward")]
+    assert [h.get("record_ops") for h in calls[3:]] == [True, True]
+    assert all(isinstance(h.get("ops"), list) for h in received[3:])
+
+
+def test_reported_names_are_plain_capped_strings():
+    class Named(str):
+        pass
+
+    watcher = Watcher()
+    flood = [f"aten::op{i}" for i in range(10_000)]
+    reply = {"ops": ["aten::exp", "aten::exp", 7, None, Named("aten::_log_softmax"), "",
+                     "x" * 10_000, ["aten::nested"], *flood]}
+    trusted_client.report_ops([watcher], reply)
+    trusted_client.report_ops([watcher], {"ops": "aten::_log_softmax"})
+    trusted_client.report_ops([watcher], {})
+    first, not_a_list, missing = watcher.remote
+    assert first[0] == "aten::exp" and first.count("aten::exp") == 1
+    assert all(type(name) is str and 0 < len(name) <= trusted_client.MAX_OP_NAME
+               for name in first)
+    assert "aten::_log_softmax" not in first and "aten::nested" not in first
+    assert len(first) <= trusted_client.MAX_REMOTE_OPS
+    assert not_a_list == [] and missing == []
+    trusted_client.report_ops([], reply)  # nobody watching: nothing read at all
