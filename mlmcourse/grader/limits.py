@@ -30,6 +30,11 @@ class Limits:
     call_timeout_s: wall-clock seconds one call of a student's function may take.
     student_time_s: wall-clock seconds the student's code may use in one notebook in all; past
                     it, further calls fail at once (a hang costs at most this much).
+    worker_cpus:    CPUs' worth of time a worker and every process it starts may use at once
+                    (a cgroup's CPU quota, where the machine lets the grader make cgroups): one
+                    student's spinning children cannot slow another student down.
+    worker_tasks:   processes and threads a worker and its children may have at once (the
+                    cgroup's pids.max; RLIMIT_NPROC of the worker's own user in the fallback).
     """
 
     cell_timeout_s: float = 120.0
@@ -37,6 +42,8 @@ class Limits:
     cpu_seconds: int = 120
     call_timeout_s: float = 30.0
     student_time_s: float = 120.0
+    worker_cpus: float = 1.0
+    worker_tasks: int = 64
 
     def __post_init__(self) -> None:
         for spec in fields(self):
@@ -55,6 +62,13 @@ class Limits:
     def trusted_kernel_memory_bytes(self) -> int:
         """The memory limit of the trusted kernel that runs the tests."""
         return TRUSTED_KERNEL_MEMORY_FACTOR * self.memory_bytes
+
+    @property
+    def worker_group_memory_bytes(self) -> int:
+        """The memory of a worker and all its children together (the cgroup's limit: a second
+        line behind RLIMIT_DATA, which each process gets anew): twice `memory_bytes`, room
+        for the pages of the inherited torch that a worker copies when it writes to them."""
+        return 2 * self.memory_bytes
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

@@ -236,23 +236,329 @@ def readable_by_others(path: str) -> bool:
     return True
 
 
-def plain_child_drop(home: str) -> None:
-    """The fallback: no namespaces; a root grader still drops to nobody in a fresh folder (when
-    Python, the venv and the package are readable by nobody)."""
+# ---------------------------------------------------------------------------------------------
+# Modes, kills and exit statuses of the zygote's children.
+
+UNSAFE = "unsafe-no-sandbox"
+
+
+class SandboxRefused(RuntimeError):
+    """Student code would run without the sandbox, and nobody said that is acceptable."""
+
+
+def refusal_text(reason: str) -> str:
+    return (f"student code is not graded without the sandbox ({reason}). Grade on a Linux machine "
+            "where namespaces work (as root, or with unprivileged user namespaces enabled), or set "
+            f"MLMCOURSE_SANDBOX={UNSAFE} to run it as plain processes: a hostile submission can "
+            "then see other processes, and may reach the grader's files and other gradings.")
+
+
+def kill_group(pid: int) -> None:
+    """Kill a child and its process group (what a worker without namespaces may have started)."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def close_all_but(keep: list[int]) -> None:
+    keep = sorted(set(keep))
+    low = 3
+    for fd in keep:
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, 65536)
+
+
+def exit_code(status: int) -> int:
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.waitstatus_to_exitcode(status)
+
+
+def status_text(status: int) -> str:
+    """'exit code 3' or 'signal SIGKILL', for a wait status."""
+    code = exit_code(status)
+    if code < 0:
+        return f"signal {signal.Signals(-code).name}"
+    if code > 128 and code - 128 in {s.value for s in signal.Signals}:
+        return f"signal {signal.Signals(code - 128).name}"
+    return f"exit code {code}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The fallback's identity: a user of its own per worker.
+
+# Workers of the fallback run as users that exist nowhere (no passwd entry, no files): one per
+# worker, so that RLIMIT_NPROC counts one student's processes only, one student cannot signal
+# another's, and everything a worker started can be killed at once (`kill_uid`). The range sits
+# far above any real account; the zygote's pid spreads concurrent zygotes apart.
+WORKER_UID_BASE = 1_000_000_000
+WORKER_UIDS_PER_ZYGOTE = 4096
+
+
+def worker_uid(zygote_pid: int, counter: int) -> int:
+    """The uid of the fallback worker number `counter` of the zygote `zygote_pid`."""
+    return (WORKER_UID_BASE + (zygote_pid % 500_000) * WORKER_UIDS_PER_ZYGOTE
+            + counter % WORKER_UIDS_PER_ZYGOTE)
+
+
+def fallback_can_drop() -> str:
+    """Why the fallback cannot run a worker as a user of its own ('' when it can)."""
     import mlmcourse
 
+    if os.getuid() != 0:
+        return "the grader does not run as root, so a worker cannot get a user of its own"
     needed = (sys.base_prefix, sys.prefix, os.path.dirname(mlmcourse.__file__))
-    if os.getuid() == 0 and all(readable_by_others(p) for p in needed):
-        os.chown(home, NOBODY, NOBODY)
-        os.chdir(home)
+    unreadable = [path for path in needed if not readable_by_others(path)]
+    if unreadable:
+        return ("a user without rights cannot read " + ", ".join(unreadable)
+                + " (a folder above it is not o+x)")
+    return ""
+
+
+def plain_child_drop(home: str, uid: int, tasks: int) -> None:
+    """The fallback (no namespaces): in a fresh folder, drop to a user of its own that owns
+    nothing (when `fallback_can_drop` allows), at most `tasks` processes and threads."""
+    os.chdir(home)
+    if not fallback_can_drop():
+        os.chown(home, uid, uid)
         os.setgroups([])
-        os.setresgid(NOBODY, NOBODY, NOBODY)
-        os.setresuid(NOBODY, NOBODY, NOBODY)
-    else:
-        os.chdir(home)
+        os.setresgid(uid, uid, uid)
+        _setlimit(resource.RLIMIT_NPROC, tasks)  # before setuid: the check is at fork time
+        os.setresuid(uid, uid, uid)
+        if os.geteuid() != uid:
+            raise SandboxError(errno.EPERM, f"could not drop to uid {uid}")
     try:
         _libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
 
+def kill_uid(uid: int) -> None:
+    """Kill every process of `uid` (a fallback worker and whatever it left, setsid() or not).
+
+    A child of ours takes that uid and sends SIGKILL to -1: the kernel delivers it to every
+    process of that user under one lock, so nothing can fork away in between."""
+    if os.getuid() != 0:
+        return
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+        os._exit(0)
+    while True:
+        try:
+            os.waitpid(pid, 0)
+            return
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return
+
+
+def set_child_subreaper() -> None:
+    """Orphans of our children come back to us (reaped, not left to the container's init)."""
+    try:
+        _libc().prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Cgroups: one per worker, for a CPU quota, a process count, memory, and a kill of everything.
+
+CPU_PERIOD_US = 100_000
+
+
+def _cgroup_mounts() -> list[tuple[str, frozenset[str]]]:
+    """(mount point, controllers) of each cgroup hierarchy; v2 has the controller set {''}."""
+    mounts = []
+    try:
+        lines = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 4:
+            continue
+        if parts[2] == "cgroup2":
+            mounts.append((parts[1], frozenset({""})))
+        elif parts[2] == "cgroup":
+            wanted = {"cpu", "pids", "memory"} & set(parts[3].split(","))
+            if wanted:
+                mounts.append((parts[1], frozenset(wanted)))
+    return mounts
+
+
+def _own_cgroups() -> dict[frozenset[str], str]:
+    """This process's cgroup path in each hierarchy, keyed like `_cgroup_mounts`."""
+    own = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        hierarchy, controllers, path = line.split(":", 2)
+        if hierarchy == "0" and not controllers:
+            own[frozenset({""})] = path  # cgroup v2
+            continue
+        names = frozenset(controllers.split(",")) & {"cpu", "pids", "memory"}
+        if names:
+            own[names] = path
+    return own
+
+
+def _write(path: str, text: str) -> bool:
+    try:
+        with open(path, "w") as handle:
+            handle.write(text)
+        return True
+    except OSError:
+        return False
+
+
+class WorkerCgroups:
+    """The zygote's cgroups (``mlm-zygote-<pid>`` beside the zygote's own, in every hierarchy
+    that lets us write) and one child group per worker in each: ``w<n>``.
+
+    `controls` says what is enforced: 'cpu', 'pids', 'memory' (the limits) and 'kill'
+    (cgroup.kill of cgroup v2: every process of a worker dies at once, setsid() or not)."""
+
+    def __init__(self) -> None:
+        self.parents: list[tuple[str, frozenset[str]]] = []  # (folder, controls in it)
+        self.controls: set[str] = set()
+        self.leftovers: dict[str, float] = {}  # worker folder -> when to stop retrying rmdir
+        own = _own_cgroups()
+        for mount, controllers in _cgroup_mounts():
+            key = next((k for k in own if k and (k == controllers or k & controllers)), None)
+            if key is None:
+                continue
+            parent = os.path.join(mount, own[key].lstrip("/"), f"mlm-zygote-{os.getpid()}")
+            try:
+                os.mkdir(parent, 0o755)
+            except FileExistsError:
+                pass
+            except OSError:
+                continue
+            controls = self._enable(parent, controllers)
+            self.parents.append((parent, frozenset(controls)))
+            self.controls |= controls
+
+    @staticmethod
+    def _enable(parent: str, controllers: frozenset[str]) -> set[str]:
+        if controllers != {""}:
+            return set(controllers)
+        available = set(Path(parent, "cgroup.controllers").read_text().split())
+        wanted = {"cpu", "pids", "memory"} & available
+        _write(os.path.join(parent, "cgroup.subtree_control"),
+               " ".join("+" + name for name in sorted(wanted)))
+        enabled = set(Path(parent, "cgroup.subtree_control").read_text().split())
+        kill = {"kill"} if os.path.exists(os.path.join(parent, "cgroup.kill")) else set()
+        return (wanted & enabled) | kill
+
+    def describe(self) -> str:
+        return ", ".join(sorted(self.controls)) or "none"
+
+    def create(self, name: str, limits: Limits) -> list[str]:
+        """Make the worker's groups with their limits; the worker joins them (`join`)."""
+        folders = []
+        for parent, controls in self.parents:
+            folder = os.path.join(parent, name)
+            try:
+                os.mkdir(folder, 0o755)
+            except OSError:
+                continue
+            _limit_group(folder, controls, limits)
+            folders.append(folder)
+        return folders
+
+    def kill(self, folders: list[str]) -> None:
+        """Kill every process in the worker's groups."""
+        for folder in folders:
+            if _write(os.path.join(folder, "cgroup.kill"), "1"):
+                return
+        for _ in range(20):  # cgroup v1: kill what is listed until nothing is (pids.max bounds it)
+            pids = {pid for folder in folders for pid in _procs(folder)}
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+    def remove(self, folders: list[str], patience_s: float = 30) -> None:
+        """Remove the worker's groups (a group empties a moment after its last process dies)."""
+        import time
+
+        for folder in folders:
+            self.leftovers.setdefault(folder, time.monotonic() + patience_s)
+        for folder, give_up in list(self.leftovers.items()):
+            try:
+                os.rmdir(folder)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                if time.monotonic() < give_up:
+                    continue
+            del self.leftovers[folder]
+
+    def close(self) -> None:
+        """At the zygote's end: kill what is left, remove every group of ours."""
+        for parent, _ in self.parents:
+            children = [entry.path for entry in os.scandir(parent) if entry.is_dir()]
+            self.kill(children)
+            self.remove(children, patience_s=2)
+        import time
+
+        deadline = time.monotonic() + 2
+        while self.leftovers and time.monotonic() < deadline:
+            time.sleep(0.05)
+            self.remove([], patience_s=0)
+        for parent, _ in self.parents:
+            try:
+                os.rmdir(parent)
+            except OSError:
+                pass
+
+
+def _limit_group(folder: str, controls: frozenset[str], limits: Limits) -> None:
+    quota = max(1000, int(limits.worker_cpus * CPU_PERIOD_US))
+    memory = limits.worker_group_memory_bytes
+    v2 = os.path.exists(os.path.join(folder, "cgroup.controllers"))
+    if "cpu" in controls:
+        if v2:
+            _write(os.path.join(folder, "cpu.max"), f"{quota} {CPU_PERIOD_US}")
+        else:
+            _write(os.path.join(folder, "cpu.cfs_period_us"), str(CPU_PERIOD_US))
+            _write(os.path.join(folder, "cpu.cfs_quota_us"), str(quota))
+    if "pids" in controls:
+        _write(os.path.join(folder, "pids.max"), str(limits.worker_tasks))
+    if "memory" in controls:
+        if v2:
+            _write(os.path.join(folder, "memory.max"), str(memory))
+            _write(os.path.join(folder, "memory.swap.max"), "0")
+        else:
+            _write(os.path.join(folder, "memory.limit_in_bytes"), str(memory))
+
+
+def _procs(folder: str) -> list[int]:
+    try:
+        return [int(line) for line in Path(folder, "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def join_cgroups(folders: list[str]) -> None:
+    """Move this process into the worker's groups (before it runs anything of the student's:
+    everything it starts stays inside). Raises SandboxError when one refuses."""
+    for folder in folders:
+        if not _write(os.path.join(folder, "cgroup.procs"), str(os.getpid())):
+            raise SandboxError(errno.EPERM, f"could not join the cgroup {folder}")

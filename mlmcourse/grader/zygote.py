@@ -15,16 +15,26 @@ one zygote that imported torch, IPython and ipykernel once. The zygote is starte
   small writable tmpfs folders -- never the course directory, the gradebook, ``source/``, other
   students or the network -- and drops to the ``nobody`` user (root) or to no capabilities (user
   namespace). Where namespaces are refused (a container without the rights, a kernel without
-  user namespaces) it is a plain forked process with the same resource limits: the documented
-  fallback, logged once. ``MLMCOURSE_SANDBOX=none`` forces the fallback, ``namespaces`` refuses
-  to run without the sandbox.
+  user namespaces) no worker is started: student code is not graded without the sandbox
+  (`SandboxRefused` says why and what to do) unless ``MLMCOURSE_SANDBOX=unsafe-no-sandbox``
+  names the risk. Then a worker is a plain forked process with the same resource limits, as a
+  user of its own that owns nothing (root grader, interpreter readable by others), killed with
+  everything it started. ``MLMCOURSE_SANDBOX=namespaces`` makes a missing sandbox an error at
+  start.
+
+Every worker also gets cgroups of its own where the machine lets the grader make them
+(:class:`mlmcourse.grader.sandbox.WorkerCgroups`, v2 or v1): a CPU quota
+(`Limits.worker_cpus`), a process count (`Limits.worker_tasks`) and memory for it and all its
+children together, and a kill of every process in it when the worker goes. The zygote is a
+child subreaper, so what a worker leaves behind is reaped here.
 
 Each request carries the `Limits` as JSON (:mod:`mlmcourse.grader.limits`; a kernel stub
 forwards its ``MLM_LIMITS``). Resource limits of a worker (:mod:`mlmcourse.grader.sandbox`):
 RLIMIT_DATA (the memory its code may allocate beyond what it inherited), RLIMIT_CPU,
 RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0 and, as ``nobody``, RLIMIT_NPROC; a trusted kernel
 gets RLIMIT_DATA (`Limits.trusted_kernel_memory_bytes`) and RLIMIT_CORE=0. Wall-clock limits are
-enforced by the caller, which asks the zygote to kill.
+enforced by the caller, which asks the zygote to kill. The exit report of a worker carries the
+CPU seconds it and the children it waited for used (``cpu_s``).
 """
 
 from __future__ import annotations
@@ -46,11 +56,24 @@ from .limits import Limits
 from .sandbox import (
     NOBODY,
     SANDBOX_HOME,
+    UNSAFE,
+    SandboxRefused,
+    WorkerCgroups,
+    close_all_but,
+    exit_code,
+    fallback_can_drop,
+    join_cgroups,
+    kill_group,
+    kill_uid,
     limit_trusted_kernel,
     limit_worker,
     plain_child_drop,
     readonly_paths,
+    refusal_text,
     sandbox_child,
+    set_child_subreaper,
+    status_text,
+    worker_uid,
 )
 from .wire import ChannelClosed, connect, recv_msg, send_msg
 
@@ -96,17 +119,24 @@ class Zygote:
         self.selector = selectors.DefaultSelector()
         self.children: dict[int, socket.socket] = {}  # pid -> the connection that owns it
         self.owned: dict[socket.socket, int] = {}
-        self.sandbox = "none"
+        self.sandbox = "refused"  # or "namespaces", or UNSAFE
         self.sandbox_reason = ""
         self.binds: list[str] = []
         self.counter = 0
         self.roots: dict[int, str] = {}  # pid -> the empty folder its sandbox root was mounted on
+        self.cgroups = WorkerCgroups()
+        self.groups: dict[int, list[str]] = {}  # worker pid -> its cgroup folders
+        self.uids: dict[int, int] = {}  # fallback worker pid -> the user of its own
 
     # The sandbox is probed once, in a throw-away child, before any request is served.
     def probe_sandbox(self) -> None:
         wanted = os.environ.get("MLMCOURSE_SANDBOX", "auto")
-        if wanted == "none":
-            self.sandbox_reason = "MLMCOURSE_SANDBOX=none"
+        if wanted not in ("auto", "namespaces", UNSAFE):
+            self.sandbox_reason = (f"MLMCOURSE_SANDBOX={wanted} is not a mode: use auto, "
+                                   f"namespaces or {UNSAFE}")
+            return
+        if wanted == UNSAFE:
+            self.sandbox, self.sandbox_reason = UNSAFE, f"MLMCOURSE_SANDBOX={UNSAFE}"
             return
         self.binds = readonly_paths()
         reader, writer = os.pipe()
@@ -143,7 +173,7 @@ class Zygote:
         if text == "ok":
             self.sandbox = "namespaces"
         else:
-            self.sandbox_reason = text
+            self.sandbox_reason = f"namespaces are refused here: {text}"
             if wanted == "namespaces":
                 raise SystemExit(f"MLMCOURSE_SANDBOX=namespaces, but the sandbox fails: {text}")
 
@@ -176,20 +206,23 @@ class Zygote:
 
     def shutdown(self) -> None:
         for pid in list(self.children):
-            _kill(pid)
+            self.kill_child(pid)
+        self.cgroups.close()
         try:
             os.unlink(self.path)
         except OSError:
             pass
 
     def reap(self) -> None:
+        self.cgroups.remove([])  # groups that were still emptying
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
+            self.clean_up_worker(pid)
             root = self.roots.pop(pid, None)
             if root is not None:
                 if self.sandbox == "namespaces":
@@ -203,10 +236,29 @@ class Zygote:
             if conn is not None:
                 self.owned.pop(conn, None)
                 try:
-                    send_msg(conn, {"exit": status_text(status), "code": _exit_code(status)})
+                    send_msg(conn, {"exit": status_text(status), "code": exit_code(status),
+                                    "cpu_s": round(usage.ru_utime + usage.ru_stime, 3)})
                 except OSError:
                     pass
                 self.drop(conn)
+
+    def kill_child(self, pid: int) -> None:
+        """Kill a child with everything it started: its process group, and for a worker its
+        cgroups and its own user (setsid() escapes the first, not the others)."""
+        kill_group(pid)
+        self.cgroups.kill(self.groups.get(pid, []))
+        if pid in self.uids:
+            kill_uid(self.uids[pid])
+
+    def clean_up_worker(self, pid: int) -> None:
+        """A worker is gone: nothing it left behind may live on (a sandboxed worker's leftovers
+        die with its PID namespace; a fallback worker's are killed here)."""
+        folders = self.groups.pop(pid, [])
+        self.cgroups.kill(folders)
+        self.cgroups.remove(folders)
+        uid = self.uids.pop(pid, None)
+        if uid is not None:
+            kill_uid(uid)
 
     def drop(self, conn: socket.socket) -> None:
         try:
@@ -215,7 +267,7 @@ class Zygote:
             pass
         pid = self.owned.pop(conn, None)
         if pid is not None:
-            _kill(pid)
+            self.kill_child(pid)
         conn.close()
 
     def handle(self, conn: socket.socket) -> None:
@@ -228,19 +280,25 @@ class Zygote:
         if kind == "kill":
             pid = self.owned.get(conn)
             if pid is not None:
-                _kill(pid)
+                self.kill_child(pid)
             return
         if conn in self.owned:
             return
         if kind == "info":
             send_msg(conn, {"sandbox": self.sandbox, "reason": self.sandbox_reason,
-                            "pid": os.getpid()})
+                            "pid": os.getpid(), "cgroups": self.cgroups.describe()})
             return
         if kind == "kernel":
             pid = self.fork_kernel(conn, header)
+        elif kind == "worker" and self.sandbox == "refused":
+            send_msg(conn, {"error": refusal_text(self.sandbox_reason)})
+            self.drop(conn)
+            return
         elif kind == "worker":
             pid = self.fork_worker(conn, header)
         else:
+            pid = None
+        if pid is None:
             self.drop(conn)
             return
         self.children[pid] = conn
@@ -257,7 +315,7 @@ class Zygote:
         except Exception:  # noqa: BLE001
             pass
         self.listener.close()
-        os.closerange(3, 65536) if not keep else _close_all_but(keep)
+        os.closerange(3, 65536) if not keep else close_all_but(keep)
 
     def fork_kernel(self, conn: socket.socket, header: dict) -> int:
         pid = os.fork()
@@ -287,7 +345,12 @@ class Zygote:
             traceback.print_exc()
         os._exit(code)
 
-    def fork_worker(self, conn: socket.socket, header: dict) -> int:
+    def fork_worker(self, conn: socket.socket, header: dict) -> int | None:
+        try:
+            limits = Limits.from_json(header["limits"])
+        except (KeyError, TypeError, ValueError) as err:
+            send_msg(conn, {"error": f"bad limits: {err}"})
+            return None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.counter += 1
         if self.sandbox == "namespaces":
@@ -295,10 +358,15 @@ class Zygote:
             os.makedirs(root, exist_ok=True)
         else:  # the worker's own folder, outside the zygote's private one
             root = tempfile.mkdtemp(prefix="mlm-worker-")
+        groups = self.cgroups.create(f"w{self.counter}", limits)
+        uid = worker_uid(os.getpid(), self.counter)
         pid = os.fork()
         if pid:
             theirs.close()
             self.roots[pid] = root
+            self.groups[pid] = groups
+            if self.sandbox == UNSAFE and not fallback_can_drop():
+                self.uids[pid] = uid
             send_msg(conn, {"pid": pid, "sandbox": self.sandbox,
                             "reason": self.sandbox_reason}, fds=[ours.fileno()])
             ours.close()
@@ -306,6 +374,7 @@ class Zygote:
         code = 1
         try:
             self._child_common([theirs.fileno()])
+            join_cgroups(groups)  # first: everything this process starts stays inside them
             os.setpgid(0, 0)
             devnull = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
@@ -318,15 +387,15 @@ class Zygote:
             os.environ.update(env)
             if self.sandbox == "namespaces":
                 sandbox_child(root, self.binds)
+                if os.getuid() == NOBODY:  # shared by every sandbox: pids.max is per worker
+                    try:
+                        resource.setrlimit(resource.RLIMIT_NPROC, (512, 512))
+                    except (ValueError, OSError):
+                        pass
             else:
-                plain_child_drop(root)
+                plain_child_drop(root, uid, limits.worker_tasks)
                 os.environ["HOME"] = os.getcwd()
-            limit_worker(Limits.from_json(header["limits"]))
-            if os.getuid() == NOBODY:
-                try:
-                    resource.setrlimit(resource.RLIMIT_NPROC, (512, 512))
-                except (ValueError, OSError):
-                    pass
+            limit_worker(limits)
             from mlmcourse.grader import worker
 
             worker.worker_main(theirs, self.sandbox)
@@ -336,25 +405,6 @@ class Zygote:
         except BaseException:  # noqa: BLE001
             code = 70
         os._exit(code)
-
-
-def _kill(pid: int) -> None:
-    """Kill a child and its process group (what a worker without namespaces may have started)."""
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-
-
-def _close_all_but(keep: list[int]) -> None:
-    keep = sorted(set(keep))
-    low = 3
-    for fd in keep:
-        if fd >= low:
-            os.closerange(low, fd)
-            low = fd + 1
-    os.closerange(low, 65536)
 
 
 def _watch_owner(conn: socket.socket) -> None:
@@ -371,25 +421,10 @@ def _watch_owner(conn: socket.socket) -> None:
     threading.Thread(target=watch, name="mlm-owner-watch", daemon=True).start()
 
 
-def _exit_code(status: int) -> int:
-    if os.WIFSIGNALED(status):
-        return -os.WTERMSIG(status)
-    return os.waitstatus_to_exitcode(status)
-
-
-def status_text(status: int) -> str:
-    """'exit code 3' or 'signal SIGKILL', for a wait status."""
-    code = _exit_code(status)
-    if code < 0:
-        return f"signal {signal.Signals(-code).name}"
-    if code > 128 and code - 128 in {s.value for s in signal.Signals}:
-        return f"signal {signal.Signals(code - 128).name}"
-    return f"exit code {code}"
-
-
 def zygote_main(folder: str, watch: int) -> None:
     import gc
 
+    set_child_subreaper()  # orphans of workers (setsid() daemons) come back here to be reaped
     for name in PRELOAD:
         __import__(name)
     # Everything imported so far lives as long as the process: keep the collector off it (every
@@ -403,7 +438,8 @@ def zygote_main(folder: str, watch: int) -> None:
     os.dup2(devnull, 0)
     threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
     info = {"socket": zygote.path, "sandbox": zygote.sandbox, "reason": zygote.sandbox_reason,
-            "threads": max(threads, threading.active_count())}
+            "threads": max(threads, threading.active_count()),
+            "cgroups": zygote.cgroups.describe()}
     sys.stdout.write(json.dumps(info) + "\n")
     sys.stdout.flush()
     os.dup2(devnull, 1)
@@ -488,12 +524,15 @@ def get_zygote(timeout: float = 180) -> ZygoteHandle:
         if info.get("threads", 1) > 1:
             log_once(f"the grading fork server runs {info['threads']} threads after its imports; "
                      "forking it is only safe with one (check the versions of torch/IPython)")
-        if handle.sandbox != "namespaces":
-            log_once(
-                "no sandbox for student code on this machine ("
-                + (info.get("reason") or "unknown reason")
-                + "): workers run as plain processes with resource limits only"
-            )
+        if handle.sandbox == "refused":
+            handle.close()
+            raise SandboxRefused(refusal_text(info.get("reason") or "unknown reason"))
+        if handle.sandbox == UNSAFE:
+            log_once(f"MLMCOURSE_SANDBOX={UNSAFE}: student code runs WITHOUT the sandbox, as "
+                     "plain processes with resource limits only")
+        if info.get("cgroups", "none") == "none":
+            log_once("no cgroups for workers here: a student's children are limited by "
+                     "RLIMIT_CPU each and by RLIMIT_NPROC, not by a CPU quota")
         if _ZYGOTE is None:
             atexit.register(_stop_zygote)
         _ZYGOTE = handle
