@@ -1,8 +1,8 @@
 """`python -m mlmcourse bench [NAME ...]` (`make bench`): the numbers the README reports.
 
 A thin dispatcher: each benchmark prints a markdown table and returns an exit status; each lives
-in a module of this package (loss, slider, grading), imported only when it runs. With no names,
-every benchmark runs in the order below.
+in a module of this package (loss, slider, grading, mutation), imported only when it runs. With
+no names, every benchmark runs in the order below.
 """
 
 from __future__ import annotations
@@ -25,6 +25,14 @@ def _loss() -> int:
     return loss_main([])
 
 
+def _mutation() -> int:
+    """The hidden tests' mutation score per graded function (MLMCOURSE_MUTATION_SAMPLE=N: every
+    N-th mutant only; the whole run takes about half an hour on two cores)."""
+    from mlmcourse.bench.mutation import main as mutation_main
+
+    return mutation_main()
+
+
 def _slider() -> int:
     """One slider update of notebook 4 (100 Adam steps + redraw), median over 30 moves."""
     from mlmcourse.bench.slider import main as slider_main
@@ -36,6 +44,7 @@ BENCHMARKS: dict[str, Callable[[], int]] = {
     "loss": _loss,
     "slider": _slider,
     "grading": _grading,
+    "mutation": _mutation,
 }
 
 
