@@ -1,0 +1,179 @@
+"""Workers that must not cost other students: a CPU quota, no process that outlives its
+student, and no grading without the sandbox unless the TA names the risk.
+
+Cgroup tests skip where the grader cannot make cgroups; the sandbox tests skip where Linux
+namespaces are refused. The class graded with two Dask workers is marked slow.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from mlmcourse.build.samples import load_sample, sample_notebook
+from mlmcourse.course import nbio
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader import harness as trusted_side
+from mlmcourse.grader import sandbox, zygote
+from mlmcourse.grader.engine import grade_submission
+from mlmcourse.grader.limits import Limits
+from mlmcourse.grader.proxies import StudentFunction
+
+MARKER = "MLM_SETSID_DAEMON_MARKER"
+FIRST, EXPERIMENT = "01_corruption", "04_experiment"
+
+
+def survivors(marker: str) -> list[int]:
+    """Pids of processes with `marker` on their command line or in their environment."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        for part in ("cmdline", "environ"):
+            try:
+                if marker.encode() in Path("/proc", entry, part).read_bytes():
+                    found.append(int(entry))
+                    break
+            except OSError:
+                pass
+    return found
+
+
+def write_student(root: Path, folder: Path, sample_id: str, notebooks: list[str]) -> None:
+    """Write a sample's notebooks (the reference's where the sample has none) into folder."""
+    names = notebook_names(root)
+    student = load_sample(root / "samples" / f"{sample_id}.py", names)
+    reference = load_sample(root / "samples" / "reference.py", names)
+    for name in notebooks:
+        owner = student if name in student.notebooks else reference
+        nbio.write(sample_notebook(root, owner, name), folder / f"{name}.ipynb")
+
+
+@pytest.fixture
+def fresh_zygote():
+    zygote.stop_zygote()
+    yield
+    zygote.stop_zygote()
+
+
+def test_limits_carry_the_cpu_share_and_task_count():
+    limits = Limits(worker_cpus=0.5, worker_tasks=16)
+    assert Limits.from_json(limits.to_json()) == limits
+    assert Limits.from_json("{}").worker_cpus == 1.0
+    assert limits.worker_group_memory_bytes == 2 * limits.memory_bytes
+    with pytest.raises(ValueError):
+        Limits(worker_tasks=1.5)
+
+
+def test_without_the_sandbox_no_worker_starts_unless_the_risk_is_named(monkeypatch, fresh_zygote):
+    monkeypatch.setenv("MLMCOURSE_SANDBOX", "none")  # the old name of the fallback: refused now
+    with pytest.raises(zygote.SandboxRefused, match="MLMCOURSE_SANDBOX=unsafe-no-sandbox"):
+        zygote.get_zygote()
+    monkeypatch.setenv("MLMCOURSE_SANDBOX", zygote.UNSAFE)
+    assert zygote.get_zygote().sandbox == zygote.UNSAFE
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="only root can run a process as another user")
+def test_kill_uid_kills_a_setsid_process_of_that_user():
+    uid = sandbox.worker_uid(os.getpid(), 4095)
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        signal.pause()
+        os._exit(0)
+    time.sleep(0.2)
+    sandbox.kill_uid(uid)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+DAEMON_CELL = '''import os, sys
+
+def leave_a_daemon():
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60)",
+                                      "MLM_SETSID_DAEMON_MARKER"])
+        os._exit(0)
+    os.wait()
+    return True
+'''
+
+
+@pytest.mark.parametrize("mode", ["auto", zygote.UNSAFE])
+def test_a_setsid_daemon_dies_with_its_worker(mode, monkeypatch, fresh_zygote):
+    monkeypatch.setenv("MLMCOURSE_SANDBOX", mode)
+    try:
+        handle = zygote.get_zygote()
+    except zygote.SandboxRefused:
+        pytest.skip("namespaces are refused here")
+    harness = trusted_side.Harness(
+        {"notebook": "t.ipynb", "bindings": {},
+         "notebooks": {"t.ipynb": [{"grade_id": "d", "source": DAEMON_CELL, "filename": "<d>"}]}},
+        None, Limits(call_timeout_s=20), handle.socket_path)
+    try:
+        assert StudentFunction(harness.client("t.ipynb"), "leave_a_daemon")() is True
+        deadline = time.monotonic() + 10
+        while not survivors(MARKER) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert survivors(MARKER), "the daemon never started: the test proves nothing"
+    finally:
+        harness.close()
+    deadline = time.monotonic() + 10
+    while survivors(MARKER) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not survivors(MARKER), f"{mode}: the setsid() daemon outlived its worker"
+
+
+@pytest.mark.slow
+def test_setsid_daemon_sample_full_marks_and_nothing_survives(tmp_path, fresh_zygote):
+    folder = tmp_path / "submission"
+    write_student(ROOT, folder, "hostile_setsid_daemon", [FIRST])
+    [result] = grade_submission(ROOT, "hostile_setsid_daemon", folder, tmp_path / "scratch",
+                                Limits(), notebooks=[FIRST])
+    assert result.score == 24
+    time.sleep(1)
+    assert not survivors(MARKER)
+    assert not list(Path("/tmp").glob("HACKED_BY_hostile_setsid_daemon"))
+
+
+@pytest.mark.slow
+def test_cpu_hog_beside_the_reference_costs_the_reference_nothing(tmp_path, fresh_zygote):
+    """Two Dask workers: the hog (8 spinning children, in notebook 1 and, through its loaded
+    functions, in notebook 4) beside the reference; the reference keeps every point."""
+    from mlmcourse.grader.coordinator import dask_client, grade_class
+
+    handle = zygote.get_zygote()
+    if "cpu" not in handle.info.get("cgroups", ""):
+        pytest.skip("no CPU cgroup for workers on this machine (the fallback has no CPU quota)")
+    root = tmp_path / "course"
+    for folder in ("source", "release"):
+        shutil.copytree(ROOT / folder, root / folder)
+    shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    shutil.copytree(ROOT / "samples", root / "samples")
+    notebooks = [FIRST, "03_empty_mask_and_gradient", EXPERIMENT]
+    students = ["hostile_cpu_hog", "reference"]
+    for student in students:
+        write_student(root, root / "submitted" / student / ASSIGNMENT, student, notebooks)
+    started = time.monotonic()
+    with dask_client(workers=2) as client:
+        outcome = grade_class(root, students, client=client, notebooks=[FIRST, EXPERIMENT],
+                              progress=False)
+    seconds = time.monotonic() - started
+    assert not outcome.failed, outcome.failed
+    scores = {(student, r.notebook): r.score for student, done in outcome.outcomes.items()
+              for r in done.results}
+    print(f"class of 2 graded in {seconds:.0f} s: {scores}")
+    assert scores[("reference", EXPERIMENT)] == 5
+    assert scores[("reference", FIRST)] == 24
+    assert scores[("hostile_cpu_hog", FIRST)] == 24
+    assert seconds < 300
