@@ -65,11 +65,17 @@ def _recording_ops(wanted: bool):
     class OpRecorder(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             if len(names) < MAX_RECORDED_OPS:
-                names.setdefault(func._schema.name)
+                names.setdefault(_op_name(func))
             return func(*args, **(kwargs or {}))
 
     with OpRecorder():
         yield names
+
+
+def _op_name(func) -> str:
+    """'aten::_log_softmax' for an aten overload; an operator without a schema by its name."""
+    schema = getattr(func, "_schema", None)
+    return str(getattr(schema, "name", None) or getattr(func, "__name__", "?"))
 
 
 @contextlib.contextmanager
