@@ -36,13 +36,17 @@ notebook bounds the total. A trusted kernel that dies or a cell that overruns
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import math
 import os
 import shutil
 import sys
 import time
 from pathlib import Path
+
+import nbformat
 
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded, points
@@ -83,13 +87,68 @@ def _kernel_manager_class():
     return TrustedKernelManager
 
 
-def _notebook_client(nb, cwd: Path, limits: Limits):
+# The whole notebook's wall-clock cap, beyond each cell's `Limits.cell_timeout_s`: the student's
+# code has `student_time_s` in all, the trusted kernel's own work (tests, plots, the reference
+# experiment) fits in one cell's timeout, and this margin covers starting the kernel on a busy
+# machine. Past the cap the kernel is stopped and the tests not yet run count as not run.
+NOTEBOOK_MARGIN_S = 60.0
+# If a cell ignores the interrupt that ends it, the run is cancelled this long after the cap.
+HARD_STOP_GRACE_S = 15.0
+
+
+def notebook_cap_s(limits: Limits) -> float:
+    """Wall-clock seconds one notebook may take in all, kernel start included."""
+    return limits.cell_timeout_s + limits.student_time_s + NOTEBOOK_MARGIN_S
+
+
+class NotebookTimeout(Exception):
+    """The notebook ran past its total wall-clock cap (`notebook_cap_s`)."""
+
+
+def _notebook_client(nb, cwd: Path, limits: Limits, deadline: float):
+    """An nbclient client for the trusted kernel: no widget front end, and no cell past
+    `deadline` (a `time.monotonic()` instant)."""
     from nbclient import NotebookClient
+    from nbclient.exceptions import CellControlSignal
 
     class Client(NotebookClient):
+        def _get_timeout(self, cell):
+            # Each wait gets at most what is left of the notebook's cap (at least 1 s: nbclient
+            # reads 0 as "no timeout").
+            left = math.ceil(self.deadline - time.monotonic())
+            return max(1, min(int(limits.cell_timeout_s), left))
+
+        async def async_execute_cell(self, cell, cell_index, *args, **kwargs):
+            if cell.cell_type == "code" and time.monotonic() >= self.deadline:
+                raise NotebookTimeout(f"cell {cell_index} not started")
+            # Kept when the run stops inside this cell: it started (nbclient has set its
+            # execution_count) but did not finish, and must not read as passed.
+            self.running_cell = cell
+            done = await super().async_execute_cell(cell, cell_index, *args, **kwargs)
+            self.running_cell = None
+            return done
+
         async def _async_handle_timeout(self, timeout, cell=None):
+            if time.monotonic() >= self.deadline:
+                raise NotebookTimeout("a cell was running")  # the kernel is shut down next
             self.timed_out = True
             return await super()._async_handle_timeout(timeout, cell)
+
+        def handle_comm_msg(self, outs, msg, cell_index):
+            # No widget front end here: nbclient's mimic of the Output widget raised KeyError
+            # (its `widget_state` is empty with store_widget_state=False) as soon as text went
+            # into a widget, which stopped the notebook. Comm messages change no cell's outputs.
+            return None
+
+        def process_message(self, msg, cell, cell_index):
+            try:
+                return super().process_message(msg, cell, cell_index)
+            except CellControlSignal:
+                raise  # nbclient's own control flow (the cell is done, it timed out...)
+            except Exception:  # noqa: BLE001  (one odd message must not stop the notebook)
+                log.warning("dropped a kernel message nbclient could not handle",
+                            exc_info=True)
+                return None
 
     client = Client(
         nb, kernel_manager_class=_kernel_manager_class(), kernel_name="mlm-trusted",
@@ -99,33 +158,73 @@ def _notebook_client(nb, cwd: Path, limits: Limits):
         shutdown_kernel="immediate",
     )
     client.timed_out = False
+    client.deadline = deadline
+    client.running_cell = None
     return client
+
+
+def _mark_unfinished(cell, ename: str, evalue: str) -> None:
+    """The cell the run stopped in fails with this error (its outputs so far are kept)."""
+    if cell is not None:
+        cell.setdefault("outputs", []).append(
+            nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[]))
+
+
+async def _execute_capped(client, env: dict, seconds: float) -> None:
+    """Run the notebook; cancel it (the kernel is shut down) if it outlives `seconds`."""
+    try:
+        await asyncio.wait_for(client.async_execute(env=env), seconds)
+    except TimeoutError:
+        raise NotebookTimeout("cancelled") from None
+
+
+def kernel_env(zygote_socket: str, config_path: Path, limits: Limits) -> dict[str, str]:
+    """The trusted kernel's environment. ``NBGRADER_EXECUTION=autograde``, as nbgrader sets it
+    when it grades: teaching code that is interactive only (the sliders of notebook 4) stays
+    inert, as it is written to be under grading."""
+    env = dict(os.environ)
+    env.update({
+        "NBGRADER_EXECUTION": "autograde",
+        "MLM_ZYGOTE": zygote_socket,
+        "MLM_HARNESS": str(config_path),
+        "MLM_LIMITS": limits.to_json(),
+    })
+    return env
 
 
 def run_trusted(nb, cwd: Path, config_path: Path, limits: Limits) -> tuple[str, str]:
     """Execute `nb` in place in a trusted kernel; return (status, detail)."""
+    from jupyter_core.utils import run_sync
     from nbclient.exceptions import DeadKernelError
 
     from mlmcourse.grader.zygote import get_zygote
 
     zygote = get_zygote()
-    client = _notebook_client(nb, cwd, limits)
-    env = dict(os.environ)
-    env.pop("NBGRADER_EXECUTION", None)
-    env.update({
-        "MLM_ZYGOTE": zygote.socket_path,
-        "MLM_HARNESS": str(config_path),
-        "MLM_LIMITS": limits.to_json(),
-    })
+    cap = notebook_cap_s(limits)
+    deadline = time.monotonic() + cap
+    client = _notebook_client(nb, cwd, limits, deadline)
+    env = kernel_env(zygote.socket_path, config_path, limits)
     status, detail = "ok", ""
     try:
-        client.execute(env=env)
+        run_sync(_execute_capped)(client, env, cap + HARD_STOP_GRACE_S)
+    except NotebookTimeout:
+        status = "timeout"
     except DeadKernelError as err:
         status, detail = "crashed", f"the grading kernel died: {err}"
     except Exception as err:  # noqa: BLE001  (nbclient's own errors: start failures...)
         log.warning("the trusted kernel failed", exc_info=True)
         status, detail = "error", f"{type(err).__name__}: {err}"
-    if status == "ok" and client.timed_out:
+    if status == "timeout" or (status != "ok" and time.monotonic() >= deadline):
+        # Whatever stopped the run after the cap was the cap (a cancelled cell reads as a dead
+        # kernel to nbclient).
+        status = "timeout"
+        detail = f"the notebook ran past its cap of {cap:g} s; the tests after that did not run"
+        _mark_unfinished(client.running_cell, "NotebookTimeout",
+                         f"the notebook ran past its time limit ({cap:g} s) in this cell")
+    elif status != "ok":
+        _mark_unfinished(client.running_cell, "GradingStopped", f"this cell did not finish: "
+                         f"{detail}")
+    elif client.timed_out:
         status, detail = "timeout", f"a cell ran past {limits.cell_timeout_s:g} s"
     return status, detail
 
