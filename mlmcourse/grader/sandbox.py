@@ -441,6 +441,7 @@ class WorkerCgroups:
             if key is None:
                 continue
             parent = os.path.join(mount, own[key].lstrip("/"), f"mlm-zygote-{os.getpid()}")
+            _remove_stale(os.path.dirname(parent))
             try:
                 os.mkdir(parent, 0o755)
             except FileExistsError:
@@ -527,6 +528,24 @@ class WorkerCgroups:
                 os.rmdir(parent)
             except OSError:
                 pass
+
+
+def _remove_stale(folder: str) -> None:
+    """Remove the empty groups of zygotes that died without cleaning up (killed outright)."""
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.startswith("mlm-zygote-")]
+    except OSError:
+        return
+    for entry in entries:
+        if os.path.exists(f"/proc/{entry.name.rsplit('-', 1)[1]}"):
+            continue
+        try:
+            for child in os.scandir(entry.path):
+                if child.is_dir():
+                    os.rmdir(child.path)
+            os.rmdir(entry.path)
+        except OSError:
+            pass
 
 
 def _limit_group(folder: str, controls: frozenset[str], limits: Limits) -> None:
