@@ -32,6 +32,13 @@ in the student's code fails the test cell that called it (``StudentCodeTimeout``
 ``StudentCodeCrashed``); the worker is started again for the next call, and a time budget per
 notebook bounds the total. A trusted kernel that dies or a cell that overruns
 ``cell_timeout_s`` costs only the tests of that notebook that did not pass.
+
+The trusted kernel runs as under ``nbgrader autograde``: ``NBGRADER_EXECUTION=autograde`` is in
+its environment, so interactive teaching code (the sliders of notebook 4,
+:func:`mlmcourse.teaching.sliders.show_sliders`) stays inert, and the client mimics no widget
+front end, so nothing printed into a widget can stop the notebook. The whole notebook has a
+wall-clock cap (:func:`notebook_cap_s`): past it the kernel is stopped, the cell it cut short
+fails and the tests after it count as not run (status ``timeout``).
 """
 
 from __future__ import annotations
