@@ -26,6 +26,7 @@ from mlmcourse.course.cells import run_cell
 
 from .wire import (
     OUTPUT_CAP,
+    TRUNCATED,
     ChannelClosed,
     byte_view,
     decode_error,
@@ -80,7 +81,9 @@ def _op_name(func) -> str:
 
 @contextlib.contextmanager
 def _capture():
-    """Capture sys.stdout / sys.stderr of the student's code (capped)."""
+    """Capture sys.stdout / sys.stderr of the student's code (capped). This spares the worker's
+    memory and the socket; the cap that counts is the trusted side's (`wire.clean_reply`), since
+    the student's code can change this module."""
     out, err = _CappedIO(), _CappedIO()
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
@@ -91,13 +94,15 @@ def _capture():
 
 
 class _CappedIO(io.StringIO):
+    """Keeps the first OUTPUT_CAP characters written, then TRUNCATED once."""
+
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if self.tell() < OUTPUT_CAP:
             super().write(text[: OUTPUT_CAP - self.tell()])
             if self.tell() >= OUTPUT_CAP:
-                super().write("\n... (output truncated)\n")
+                super().write(TRUNCATED)
         return len(text)
 
     def text(self) -> str:
