@@ -34,9 +34,10 @@ def check_result(root: Path, notebook: Path, limits: Limits | None = None) -> No
         series = ", ".join(notebook_names(root))
         raise ValueError(f"{notebook.name} is not a notebook of this series ({series})")
     with tempfile.TemporaryDirectory(prefix="mlm-check-") as scratch:
-        grade = lambda: grade_submission(  # noqa: E731
-            Path(root), STUDENT, notebook.resolve().parent, Path(scratch), limits or Limits(),
-            notebooks=[name])
+        def grade() -> list[NotebookResult]:
+            return grade_submission(Path(root), STUDENT, notebook.resolve().parent,
+                                    Path(scratch), limits or Limits(), notebooks=[name])
+
         try:
             results = grade()
         except SandboxRefused:
