@@ -50,12 +50,17 @@ import weakref
 from .limits import Limits
 from .wire import (
     DTYPES,
+    MAX_REPLY_HEADER,
     WATCHED,
     ChannelClosed,
+    GuardedSocket,
+    OutputBudget,
     StudentCodeCrashed,
     StudentCodeTimeout,
     StudentValue,
     byte_view,
+    clean_reply,
+    clean_text,
     connect,
     decode_error,
     encode_error,
@@ -87,6 +92,7 @@ class Session:
         self.limits = limits
         self.incidents_path = incidents_path
         self.used = 0.0  # seconds of the student's code so far, in this notebook
+        self.output = OutputBudget()  # what its output may still show, in this notebook
         self.snapshot = {}
         for owner in WATCHED:
             try:
@@ -244,7 +250,9 @@ class WorkerClient:
             control.close()
             raise RuntimeError("the grading engine could not start a worker")
         self.control = control
-        self.sock = socket.socket(fileno=fds[0])
+        self.sock = GuardedSocket(fileno=fds[0])
+        self.sock.send_timeout = session.call_timeout
+        self.sock.on_failure = self.send_failed
         self.generation += 1
         started = time.monotonic()
         try:
@@ -292,30 +300,55 @@ class WorkerClient:
         while True:
             try:
                 header, blob, _ = recv_msg(self.sock, deadline=deadline,
-                                           max_blob=session.max_reply_bytes)
-            except TimeoutError:
-                session.charge(time.monotonic() - started)
-                self.stop()
-                limit = deadline - started
-                session.incident("timeout", what)
-                raise_from_sandbox(StudentCodeTimeout(
-                    f"your code did not finish {what} within {limit:.0f} s (an endless loop, or "
-                    "far too slow); it was stopped"))
-            except ChannelClosed:
-                session.charge(time.monotonic() - started)
-                status = self.exit_status()
-                self.stop()
-                session.incident("crash", f"{what}: {status}")
-                raise_from_sandbox(StudentCodeCrashed(_crash_message(what, status, session.limits)))
-            except BaseException:  # an interrupt (cell timeout): the worker is mid-call, drop it
-                session.charge(time.monotonic() - started)
-                self.stop()
+                                           max_blob=session.max_reply_bytes,
+                                           max_header=MAX_REPLY_HEADER)
+            except BaseException as err:
+                self.fail(err, what, started, deadline - started)
                 raise
             if header.get("op") == "callback":
                 self.serve_callback(header, blob, patches or [])
                 continue
             session.charge(time.monotonic() - started)
-            return header, blob
+            return self.checked(header), blob
+
+    def fail(self, err: BaseException, what: str, started: float, limit: float,
+             why: str = "an endless loop, or far too slow") -> None:
+        """An exchange that failed: charge the student, stop the worker, raise what the test
+        sees (an interrupt, e.g. the cell's timeout, is left to the caller to raise)."""
+        __tracebackhide__ = True
+        session = self.session
+        session.charge(time.monotonic() - started)
+        if isinstance(err, TimeoutError):
+            self.stop()
+            session.incident("timeout", what)
+            raise_from_sandbox(StudentCodeTimeout(
+                f"your code did not finish {what} within {limit:.0f} s ({why}); it was stopped"))
+        if isinstance(err, OSError | EOFError):  # the worker is gone (ChannelClosed, EPIPE)
+            status = self.exit_status()
+            self.stop()
+            session.incident("crash", f"{what}: {status}")
+            raise_from_sandbox(StudentCodeCrashed(_crash_message(what, status, session.limits)))
+        self.stop()  # an interrupt: the worker is mid-exchange, drop it
+
+    def send_failed(self, err: BaseException, started: float) -> None:
+        """A message to the worker did not go out in time (`GuardedSocket`): its process stopped
+        reading, so the call it was for fails like one that ran too long."""
+        __tracebackhide__ = True
+        self.fail(err, "reading what the grader sent it", started, self.session.call_timeout(),
+                  "its process stopped reading its socket")
+
+    def checked(self, header: dict) -> dict:
+        """The reply with its text capped and plain (`wire.clean_reply`; its output charged to
+        the notebook's budget when it will be shown); an unknown reply is the student's crash."""
+        __tracebackhide__ = True
+        op = header.get("op")
+        if op not in ("result", "error", "grads", "ready"):
+            self.stop()
+            self.session.incident("crash", f"{self.label}: a malformed reply")
+            raise_from_sandbox(StudentCodeCrashed(
+                f"the process running your code for {self.label} sent a malformed reply"))
+        shown = op != "ready" or self.ready is None  # a restart's cells are not shown again
+        return clean_reply(header, self.session.output if shown else None)
 
     def serve_callback(self, header: dict, blob: bytes, patches: list) -> None:
         owner, attr = header.get("owner"), header.get("attr")
@@ -445,7 +478,8 @@ class WorkerClient:
             outputs[k] = view
         for k, leaf in enumerate(outputs):
             if isinstance(leaf, list) and len(leaf) == 3 and leaf[0] == "__student_value__":
-                outputs[k] = StudentValue(str(leaf[1]), str(leaf[2]))
+                type_name, text = (clean_text(part, 200, "") for part in leaf[1:])
+                outputs[k] = StudentValue(type_name, text)
         for k in valid_indices(header.get("grad_leaf"), len(outputs)):
             if isinstance(outputs[k], torch.Tensor) and outputs[k].is_floating_point():
                 outputs[k].requires_grad_(True)
@@ -464,6 +498,7 @@ class WorkerClient:
         try:
             return unflatten(header["spec"], outputs)
         except (ValueError, RecursionError):
+            self.stop()
             raise_from_sandbox(StudentCodeCrashed(f"{target}: malformed reply from the worker"))
 
     def backward(self, handle: int, grads: list, count: int) -> list:
@@ -483,7 +518,11 @@ class WorkerClient:
         report_ops(watchers, header)
         if header.get("op") == "error":
             raise_from_sandbox(decode_error(header.get("error", {}), "backward"))
-        got = unpack_reply(blob).get("grads") or []
+        try:
+            got = unpack_reply(blob).get("grads") or []
+        except Exception:  # noqa: BLE001
+            self.stop()
+            raise_from_sandbox(StudentCodeCrashed("the backward pass sent back malformed data"))
         result = []
         for g in list(got)[:count]:
             result.append(g if isinstance(g, torch.Tensor) else None)

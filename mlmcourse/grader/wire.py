@@ -23,16 +23,20 @@ import socket
 import struct
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 OUTPUT_CAP = 20_000  # characters of the student's stdout / stderr kept per cell or call
+TRUNCATED = "\n... (output truncated)\n"  # what follows output cut at OUTPUT_CAP
+NOTEBOOK_OUTPUT_CAP = 200_000  # characters of the student's output shown in one notebook
 MAX_DEPTH = 64
 
 # ---------------------------------------------------------------------------------------------
 # Framing: [u32 header length][u64 blob length][JSON header][blob] over a stream socket.
 
 _FRAME = struct.Struct("!IQ")
-MAX_HEADER = 16 * 1024 * 1024
+MAX_HEADER = 16 * 1024 * 1024  # a request (the cells of every notebook travel in one)
+MAX_REPLY_HEADER = 4 << 20  # a worker's reply (an honest one is far smaller): more is a crash
 
 
 class ChannelClosed(EOFError):
@@ -40,6 +44,7 @@ class ChannelClosed(EOFError):
 
 
 def send_msg(sock: socket.socket, header: dict, blob: bytes = b"", fds: list[int] = ()) -> None:
+    """One message (the trusted side's worker socket, a `GuardedSocket`, has a deadline)."""
     head = json.dumps(header).encode()
     data = _FRAME.pack(len(head), len(blob)) + head
     if fds:
@@ -70,9 +75,11 @@ def _recv_exact(sock: socket.socket, size: int, deadline: float | None) -> bytea
 
 
 def recv_msg(
-    sock: socket.socket, deadline: float | None = None, max_blob: int = 1 << 40, with_fds: int = 0
+    sock: socket.socket, deadline: float | None = None, max_blob: int = 1 << 40, with_fds: int = 0,
+    max_header: int = MAX_HEADER,
 ) -> tuple[dict, bytearray, list[int]]:
-    """One message; TimeoutError past `deadline` (time.monotonic), ChannelClosed at EOF."""
+    """One message; TimeoutError past `deadline` (time.monotonic), ChannelClosed at EOF or when
+    the message is larger than `max_header` + `max_blob` (nothing of it is read then)."""
     fds: list[int] = []
     if deadline is not None:
         left = deadline - time.monotonic()
@@ -93,7 +100,7 @@ def recv_msg(
         else:
             first = _recv_exact(sock, _FRAME.size, deadline)
         head_len, blob_len = _FRAME.unpack(first)
-        if head_len > MAX_HEADER or blob_len > max_blob:
+        if head_len > max_header or blob_len > max_blob:
             raise ChannelClosed(f"message too large ({head_len} + {blob_len} bytes)")
         body = _recv_exact(sock, head_len + blob_len, deadline)
     finally:
@@ -107,6 +114,31 @@ def recv_msg(
         raise ChannelClosed("malformed message")
     blob = body[head_len:] if blob_len else b""
     return header, blob, fds
+
+
+class GuardedSocket(socket.socket):
+    """The trusted end of a worker's socket: every send has a deadline (`send_timeout()`
+    seconds), so a worker that stops reading cannot hold the trusted kernel. A send that fails
+    (past its deadline, or the worker gone) is handed to `on_failure(error, started)`, which
+    charges the student and stops the worker; the error is raised when that returns."""
+
+    send_timeout: Callable[[], float] | None = None
+    on_failure: Callable[[BaseException, float], None] | None = None
+
+    def sendall(self, data, flags: int = 0) -> None:
+        __tracebackhide__ = True
+        if self.send_timeout is None:
+            super().sendall(data, flags)
+            return
+        started = time.monotonic()
+        self.settimeout(self.send_timeout())  # for the whole sendall, not each chunk
+        try:
+            super().sendall(data, flags)
+        except BaseException as err:  # an interrupt too: the message is half sent
+            if self.on_failure is not None:
+                self.on_failure(err, started)
+            raise
+        self.settimeout(None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -413,7 +445,9 @@ def encode_error(err: BaseException, hide: tuple[str, ...]) -> dict:
         message = "<the message could not be read>"
     frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename not in hide]
     lines = traceback.format_list(frames[-12:])
-    text = _relative_paths("".join(lines))
+    # Cut before the scrub: it only shortens paths (12 frames of paths under PATH_MAX lose less
+    # than 3 * OUTPUT_CAP), so the last OUTPUT_CAP characters come out as they did uncut.
+    text = _relative_paths("".join(lines)[-4 * OUTPUT_CAP:])
     return {
         "mro": [[c.__module__, c.__qualname__] for c in type(err).__mro__][:32],
         "name": type(err).__name__,
@@ -422,6 +456,8 @@ def encode_error(err: BaseException, hide: tuple[str, ...]) -> dict:
     }
 
 
+# Linear: a match starts only at 'File "/' and its path ends at the next '"', so no character is
+# scanned by more than one attempt (unlike a pattern that may start at every '/').
 _LIBRARY_PATH = re.compile(r'File "/[^"]*/(?:site-packages|lib/python3\.\d+)/')
 _COURSE_PATH = re.compile(r'File "/[^"]*/(mlmcourse/)')
 
@@ -434,8 +470,7 @@ def _relative_paths(text: str) -> str:
 
 def decode_error(info: dict, what: str) -> BaseException:
     """A trusted exception of the first builtin class in the student's exception's MRO."""
-    if not isinstance(info, dict):
-        info = {}
+    info = clean_error(info)
     message = str(info.get("message", ""))
     name = str(info.get("name", "Exception"))
     chosen = None
@@ -457,6 +492,88 @@ def decode_error(info: dict, what: str) -> BaseException:
     if tb:
         chosen.add_note(f"In your code ({name}):\n{tb}")
     return chosen
+
+
+# ---------------------------------------------------------------------------------------------
+# What a worker's reply may put in front of a reader: capped, and plain text. The worker caps its
+# own output, but its module is the student's to change; these run on the trusted side.
+
+# Control characters but \n and \t (ESC starts terminal colour and cursor codes; a lone \r hides
+# a line, and nbconvert's carriage-return pass is quadratic on a long one), bidi overrides, and
+# lone surrogates (they cannot be written to a notebook as UTF-8).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def clean_text(value: Any, cap: int = OUTPUT_CAP, note: str = TRUNCATED, tail: bool = False) -> str:
+    """`value` as plain text: its first (or last) `cap` characters, `note` after a cut head; not
+    a str: empty. Linear, reading about `cap` characters (an honest worker's text is unchanged)."""
+    if not isinstance(value, str):
+        return ""
+    limit = cap + len(note)  # the longest an honest worker sends
+    text = _UNSAFE.sub(_escape, value[-limit:] if tail else value[:limit])
+    if len(value) <= limit and len(text) <= limit:
+        return text
+    return text[-cap:] if tail else text[:cap] + note
+
+
+def clean_error(info: Any) -> dict:
+    """An error a worker described (`encode_error`), capped and plain."""
+    info = info if isinstance(info, dict) else {}
+    mro = info.get("mro") if isinstance(info.get("mro"), list) else []
+    return {"mro": [[clean_text(e[0], 200, ""), clean_text(e[1], 200, "")] for e in mro[:32]
+                    if isinstance(e, list) and len(e) == 2],
+            "name": clean_text(info.get("name"), 200, "") or "Exception",
+            "message": clean_text(info.get("message", ""), note=""),
+            "traceback": clean_text(info.get("traceback", ""), note="", tail=True)}
+
+
+class OutputBudget:
+    """What the student's code may print in one notebook, all calls together."""
+
+    def __init__(self, chars: int = NOTEBOOK_OUTPUT_CAP):
+        self.chars, self.left, self.spent = chars, chars, False
+
+    def admit(self, text: str) -> str:
+        """`text`, or as much of it as is left; the first time it runs out, a note instead."""
+        if len(text) <= self.left:
+            self.left -= len(text)
+            return text
+        kept, self.left = text[:self.left], 0
+        if self.spent:
+            return kept
+        self.spent = True
+        return kept + (f"\n... (your code has printed more than {self.chars:,} characters in "
+                       "this notebook: the rest of its output is not shown)\n")
+
+
+def clean_reply(header: dict, budget: OutputBudget | None) -> dict:
+    """A worker's reply with its text capped and plain: the output of the call (charged to
+    `budget` when it will be shown), the error, the cells' outputs and the names' docs."""
+    clean = dict(header)
+    for key in ("stdout", "stderr"):
+        if key in header:
+            text = clean_text(header[key])
+            clean[key] = budget.admit(text) if budget is not None else text
+    if "error" in header:
+        clean["error"] = clean_error(header["error"]) if header["error"] else None
+    if "cells" in header:
+        cells = header["cells"] if isinstance(header["cells"], list) else []
+        clean["cells"] = [clean_reply({
+            "grade_id": cell.get("grade_id") if isinstance(cell.get("grade_id"), str) else "",
+            "stdout": cell.get("stdout"), "stderr": cell.get("stderr"), "error": cell.get("error"),
+        }, budget) for cell in cells if isinstance(cell, dict)]
+    if "names" in header:
+        names = header["names"] if isinstance(header["names"], dict) else {}
+        clean["names"] = {name: {"kind": clean_text(info.get("kind"), 40, ""),
+                                 "doc": clean_text(info.get("doc"))}
+                          for name, info in names.items() if isinstance(info, dict)
+                          and isinstance(name, str) and name.isidentifier()}
+    return clean
 
 
 def connect(socket_path: str) -> socket.socket:

@@ -1,0 +1,52 @@
+"""A correct solution whose worker stops reading its socket after two of its replies: after the
+worked example (the next request, check 2's large batch, cannot be sent: the send's deadline
+fails that ungraded cell) and after the first empty batch (the next call times out: test_empty's
+1 point is lost). A restarted worker serves every other test: 23 / 24."""
+
+BASE = "reference"
+PATCHES = {
+    "01_corruption": {
+        "make_mlm_inputs": [
+            (
+                "def make_mlm_inputs(",
+                "import time\n"
+                "\n"
+                "_LAST_REPLY = []  # set by a call whose reply is to be the worker's last\n"
+                "\n"
+                "\n"
+                "def _stall_after_last_reply():\n"
+                '    """Under grading: once _LAST_REPLY is set, reply, then never read again."""\n'
+                "    try:\n"
+                "        import mlmcourse.grader.worker as _grader_worker\n"
+                "    except ImportError:\n"
+                "        return\n"
+                "    worker = _grader_worker._CURRENT_WORKER\n"
+                "    if worker is None:\n"
+                "        return\n"
+                "    send_reply = worker.reply\n"
+                "\n"
+                '    def reply(header, blob=b""):\n'
+                "        send_reply(header, blob)\n"
+                "        while _LAST_REPLY:\n"
+                "            time.sleep(3600)\n"
+                "\n"
+                "    worker.reply = reply\n"
+                "\n"
+                "\n"
+                "_stall_after_last_reply()\n"
+                "\n"
+                "\n"
+                "def make_mlm_inputs(",
+            ),
+            (
+                "    # 2. Labels:",
+                "    example = [[0, 1, 2, 3, 0, 4], [5, 6, 7, 8, 0, 9]]\n"
+                "    worked_example = tokens.shape == (2, 6) and tokens.tolist() == example\n"
+                "    if worked_example or tokens.numel() == 0:\n"
+                "        _LAST_REPLY.append(True)\n"
+                "    # 2. Labels:",
+            ),
+        ],
+    },
+}
+EXPECTED = {"01_corruption": 23}
