@@ -8,15 +8,21 @@ worker (:mod:`mlmcourse.grader.worker`) recorded for each call and for the backw
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import cells_by_grade_id
 from mlmcourse.grader import client as trusted_client
 from mlmcourse.grader import harness as trusted_side
 from mlmcourse.grader import zygote
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.proxies import StudentFunction
+
+ROOT = Path(__file__).resolve().parents[1]
 
 STUDENT = """
 import torch
@@ -50,6 +56,24 @@ class HiddenInBackward(torch.autograd.Function):
 
 def hidden_in_backward(z):
     return HiddenInBackward.apply(z)
+
+
+def loss_hidden_in_backward(logits, labels, ignore_index=-100):
+    return HiddenInBackward.apply(logits)
+
+
+def loss_by_logsumexp(logits, labels, ignore_index=-100):
+    selected = labels != ignore_index
+    rows, targets = logits[selected], labels[selected]
+    per_site = torch.logsumexp(rows, dim=1) - rows.gather(1, targets.unsqueeze(1)).squeeze(1)
+    return per_site.sum() / max(rows.shape[0], 1)
+
+
+def log_probs_by_saved_name(logits, labels, ignore_index=-100):
+    selected = labels != ignore_index
+    safe = torch.where(selected, labels, torch.zeros_like(labels))
+    picked = saved_log_softmax(logits, dim=-1).gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    return torch.where(selected, picked, torch.zeros_like(picked))
 """
 
 
@@ -175,3 +199,31 @@ def test_reported_names_are_plain_capped_strings():
     assert len(first) <= trusted_client.MAX_REMOTE_OPS
     assert not_a_list == [] and missing == []
     trusted_client.report_ops([], reply)  # nobody watching: nothing read at all
+
+
+def rule_test(notebook: str, grade_id: str) -> str:
+    """The source of a notebook's hidden rule test, as the trusted kernel runs it."""
+    nb = nbio.read(ROOT / "source" / "bert_mlm" / f"{notebook}.ipynb")
+    return cells_by_grade_id(nb)[grade_id].source
+
+
+@pytest.mark.parametrize(("student_names", "fails"), [
+    ({"masked_lm_loss": "loss_hidden_in_backward"}, True),
+    ({"masked_lm_loss": "loss_by_logsumexp"}, False),
+])
+def test_notebook_3_rule_sees_the_worker(student, student_names, fails):
+    source = rule_test("03_empty_mask_and_gradient", "test_loss_no_library_losses")
+    namespace = {name: student(target) for name, target in student_names.items()}
+    if fails:
+        with pytest.raises(AssertionError, match="aten::_log_softmax"):
+            exec(source, namespace)
+    else:
+        exec(source, namespace)
+
+
+def test_notebook_2_rule_sees_a_saved_name(student):
+    source = rule_test("02_stable_log_softmax", "test_no_library_losses")
+    namespace = {"target_log_probs": student("log_probs_by_saved_name"),
+                 "masked_mean_nll": student("loss_by_logsumexp")}
+    with pytest.raises(AssertionError, match="target_log_probs ran aten::_log_softmax"):
+        exec(source, namespace)
