@@ -1,0 +1,231 @@
+"""Denial of service by one student: output floods, a quadratic scrub, a worker that stalls.
+
+The trusted side caps and cleans every reply of a worker (`mlmcourse.grader.wire.clean_reply`),
+sends to a worker under a deadline (`mlmcourse.grader.wire.GuardedSocket`), and the coordinator's
+library-path scrub (`mlmcourse.course.nbio.relative_library_paths`) runs in linear time. The unit
+tests check each piece; the slow tests grade the sample students hostile_output_flood,
+hostile_slash_flood and hostile_stalled_reply through the engine (with the small limits of
+tests/test_engine.py: their scores do not depend on the limits) and bound their grading time and
+the size of their autograded notebooks.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import socket
+import struct
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from mlmcourse.build.samples import load_sample, sample_notebook
+from mlmcourse.course import nbio
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader import wire
+from mlmcourse.grader.client import Session, WorkerClient
+from mlmcourse.grader.limits import Limits
+
+# As in tests/test_engine.py: a stalled call costs 4 s, the notebook's budget is 20 s.
+LIMITS = Limits(cell_timeout_s=60, memory_bytes=512 << 20, cpu_seconds=30, call_timeout_s=4,
+                student_time_s=20)
+# The scrub as it was (quadratic on a run of slashes): what it did is what it must still do.
+_OLD_SCRUB = re.compile(r"/[^\s\"'\x1b:]*/(?:site-packages|lib/python3\.\d+)/")
+
+
+def seconds(function, *args) -> float:
+    started = time.perf_counter()
+    function(*args)
+    return time.perf_counter() - started
+
+
+# ---------------------------------------------------------------------------------------------
+# The library-path scrub: linear, and unchanged on real tracebacks.
+
+
+@pytest.mark.parametrize("text", [
+    "/" * 1_000_000,
+    "/" * 1_000_000 + "/site-packages/",
+    "/site-packages/x" + "/" * 1_000_000,
+    ("/" * 1000 + "/lib/python3.12 ") * 1000,
+    "/lib/python3." * 80_000,
+], ids=["slashes", "slashes-then-library", "library-then-slashes", "many-paths", "prefixes"])
+def test_library_path_scrub_is_linear(text):
+    outputs = [{"output_type": "stream", "name": "stdout", "text": text},
+               {"output_type": "error", "traceback": [text]}]
+    assert seconds(nbio.relative_library_paths, outputs) < 1.0
+    assert seconds(wire._relative_paths, 'File "/' + text) < 1.0
+
+
+def test_library_path_scrub_keeps_what_it_did():
+    venv = "/home/ta/course/.venv/lib/python3.12/site-packages/"
+    line = f"File \x1b[0;32m{venv}torch/_tensor.py:522\x1b[0m, in \x1b[0;36mTensor.backward"
+    assert nbio.short_library_path(line) == \
+        "File \x1b[0;32mtorch/_tensor.py:522\x1b[0m, in \x1b[0;36mTensor.backward"
+    assert nbio.short_library_path("see /usr/lib/python3.11/json/decoder.py:12") == \
+        "see json/decoder.py:12"
+    assert nbio.short_library_path("a/b and /x/y: nothing to cut") == \
+        "a/b and /x/y: nothing to cut"
+    pieces = ["/", "a", " ", '"', ":", "\x1b", "site-packages", "lib", "python3.", "1", "12",
+              "/lib/python3.1", "/site-packages/", "\n", "x/", "'", "\u2003"]
+    rng = random.Random(0)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        assert nbio.short_library_path(text) == _OLD_SCRUB.sub("", text), repr(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Replies are capped and cleaned on the trusted side.
+
+
+def test_a_huge_reply_is_cut_and_cleaned():
+    budget = wire.OutputBudget()
+    reply = wire.clean_reply({
+        "op": "error", "stdout": "x" * 50_000_000, "stderr": "\x1b[2J\x1b[31m" * 1_000_000,
+        "error": {"mro": [["builtins", "ValueError"]] * 10_000, "name": "E" * 10_000,
+                  "message": "\x1b]0;owned\x07" + "m" * 10_000_000,
+                  "traceback": "t" * 10_000_000 + "\u202e\r"},
+        "spec": ["X", 0],
+    }, budget)
+    cap = wire.OUTPUT_CAP + len(wire.TRUNCATED)
+    assert len(reply["stdout"]) == cap and reply["stdout"].endswith(wire.TRUNCATED)
+    assert len(reply["stderr"]) == cap and "\x1b" not in reply["stderr"]
+    assert reply["stderr"].startswith("\\x1b[2J\\x1b[31m")
+    error = reply["error"]
+    assert len(error["mro"]) == 32 and len(error["name"]) == 200
+    assert error["message"].startswith("\\x1b]0;owned\\x07")
+    assert len(error["message"]) == wire.OUTPUT_CAP
+    assert error["traceback"].endswith("\\u202e\\x0d") and len(error["traceback"]) == \
+        wire.OUTPUT_CAP
+    assert reply["spec"] == ["X", 0]
+    raised = wire.decode_error(error, "make_mlm_inputs")
+    assert type(raised) is ValueError and len(str(raised)) == wire.OUTPUT_CAP
+
+
+def test_an_honest_reply_is_unchanged():
+    header = {"op": "ready", "names": {"make_mlm_inputs": {"kind": "function", "doc": "Doc."}},
+              "cells": [{"grade_id": "make_mlm_inputs", "error": None, "stdout": "hi\n\tthere\n",
+                         "stderr": "w" * wire.OUTPUT_CAP + wire.TRUNCATED}]}
+    assert wire.clean_reply(header, wire.OutputBudget()) == header
+
+
+def test_a_notebook_shows_a_bounded_amount_of_output():
+    budget = wire.OutputBudget(chars=50_000)
+    shown = [wire.clean_reply({"op": "result", "stdout": "y" * 30_000}, budget)["stdout"]
+             for _ in range(10)]
+    assert sum(map(len, shown)) < 50_000 + 200
+    assert sum("the rest of its output is not shown" in text for text in shown) == 1
+    assert shown[-1] == ""
+
+
+def test_a_reply_header_over_the_cap_is_refused_unread():
+    trusted, worker = socket.socketpair()
+    with trusted, worker:
+        worker.sendall(struct.pack("!IQ", wire.MAX_REPLY_HEADER + 1, 0))
+        with pytest.raises(wire.ChannelClosed, match="too large"):
+            wire.recv_msg(trusted, deadline=time.monotonic() + 5,
+                          max_header=wire.MAX_REPLY_HEADER)
+
+
+# ---------------------------------------------------------------------------------------------
+# A worker that stops reading: the send has a deadline, the student is charged, the worker goes.
+
+
+def stalled_client(tmp_path: Path) -> tuple[WorkerClient, socket.socket]:
+    """A client whose worker socket leads to a peer that never reads."""
+    limits = Limits(call_timeout_s=1, student_time_s=10)
+    session = Session(str(tmp_path / "no-zygote"), limits, str(tmp_path / "incidents.jsonl"))
+    client = WorkerClient(session, "01_corruption.ipynb", [], [])
+    trusted, worker = socket.socketpair()
+    client.sock = wire.GuardedSocket(fileno=trusted.detach())
+    client.sock.send_timeout = session.call_timeout
+    client.sock.on_failure = client.send_failed
+    return client, worker
+
+
+def test_a_send_to_a_worker_that_stopped_reading_times_out(tmp_path):
+    client, worker = stalled_client(tmp_path)
+    with worker:
+        started = time.monotonic()
+        with pytest.raises(wire.StudentCodeTimeout, match="stopped reading"):
+            wire.send_msg(client.sock, {"op": "call"}, b"\0" * (16 << 20))
+        took = time.monotonic() - started
+    assert 0.9 < took < 5
+    assert client.session.used >= 0.9  # charged to the student
+    assert client.sock is None  # the worker was stopped
+    assert '"kind": "timeout"' in (tmp_path / "incidents.jsonl").read_text()
+
+
+def test_a_malformed_reply_stops_the_worker(tmp_path):
+    client, worker = stalled_client(tmp_path)
+    with worker:
+        wire.send_msg(worker, {"op": "surprise", "stdout": "x"})
+        with pytest.raises(wire.StudentCodeCrashed, match="malformed"):
+            client.receive("in make_mlm_inputs", time.monotonic())
+    assert client.sock is None
+
+
+# ---------------------------------------------------------------------------------------------
+# The samples, graded through the engine.
+
+# sample: (seconds its grading may take on a loaded 2-core machine, bytes of its notebook). Here
+# they took 3, 2 and 10 s (the stall costs two 4 s calls); without the fixes, 692 MB, minutes of
+# scrubbing, and a stalled send held each cell until its 60 s timeout.
+ATTACKS = {
+    "hostile_output_flood": (45, 1 << 20),
+    "hostile_slash_flood": (45, 1 << 20),
+    "hostile_stalled_reply": (45, 1 << 20),
+}
+
+
+@pytest.fixture(scope="module")
+def attacks(tmp_path_factory) -> dict:
+    """{sample: (student, NotebookResult, seconds)} for each sample of ATTACKS."""
+    from mlmcourse.grader.engine import grade_submission
+    from mlmcourse.grader.zygote import get_zygote
+
+    get_zygote()  # started once per process: not part of any sample's time
+    submitted = tmp_path_factory.mktemp("submitted")
+    scratch = tmp_path_factory.mktemp("scratch")
+    graded = {}
+    for sample_id in ATTACKS:
+        student = load_sample(ROOT / "samples" / f"{sample_id}.py", notebook_names(ROOT))
+        folder = submitted / sample_id / ASSIGNMENT
+        for name in student.notebooks:
+            nbio.write(sample_notebook(ROOT, student, name), folder / f"{name}.ipynb")
+        started = time.monotonic()
+        results = grade_submission(ROOT, sample_id, folder, scratch, LIMITS,
+                                   notebooks=list(student.expected))
+        graded[sample_id] = (student, results, time.monotonic() - started)
+    return graded
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sample_id", list(ATTACKS))
+def test_attack_scores_exactly_in_bounded_time_and_space(attacks, sample_id):
+    from mlmcourse.grader.coordinator import as_recorded
+
+    student, results, took = attacks[sample_id]
+    most_seconds, most_bytes = ATTACKS[sample_id]
+    assert took < most_seconds, f"{sample_id} took {took:.0f} s to grade"
+    for result in results:
+        failed = [f"{t.grade_id}: {t.message[:160]}" for t in result.tests if not t.passed]
+        assert result.score == student.expected[result.notebook], (
+            f"{sample_id}/{result.notebook}: {result.score} ({result.status}; {result.detail})\n"
+            + "\n".join(failed))
+        data = result.autograded_path.read_bytes()
+        assert len(data) < most_bytes
+        streams = [o.get("text", "") for c in nbio.read(result.autograded_path).cells
+                   for o in c.get("outputs", []) if o.get("output_type") == "stream"]
+        assert not [text for text in streams if "\x1b" in text or "\r" in text]
+        assert seconds(as_recorded, data) < 2.0  # the coordinator's pass, the scrub in it
+
+
+@pytest.mark.slow
+def test_a_stalled_worker_costs_only_the_calls_it_stalled(attacks):
+    _, results, _ = attacks["hostile_stalled_reply"]
+    failed = [t.grade_id for t in results[0].tests if not t.passed]
+    assert failed == ["test_empty"]
+    assert results[0].status == "timeout"
