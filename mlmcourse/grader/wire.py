@@ -1,6 +1,7 @@
 """The wire between the trusted side and a worker: framing, the tensor codec, errors.
 
-Framing: ``[u32 header length][u64 blob length][JSON header][blob]`` over a stream socket.
+Framing: ``[u32 header length][u64 blob length][JSON header][blob]`` over a stream socket; the
+trusted side sends under a deadline (`GuardedSocket`) and caps and cleans replies (`clean_reply`).
 
 The codec (``dumps`` / ``loads``): a JSON description of a tree (tuples, lists, dicts, numbers,
 strings, dtypes, devices) and the raw bytes of each tensor storage once, so that views keep their
