@@ -49,7 +49,21 @@ STUDENT = "mutant"
 # Survivors that behave as the reference on every input the contract allows (grading runs on
 # the CPU, and a person judged each one). Keyed by `Mutant.mutant_id`:
 # function:line:col:operator, the line counted from the `### BEGIN SOLUTION` marker.
-EQUIVALENT: dict[str, str] = {}
+EQUIVALENT: dict[str, str] = {
+    "make_mlm_inputs:32:7:Or:drop-0":
+        "a bool ignore_index (True, False) is >= 0, so the last clause still rejects it",
+    "make_mlm_inputs:50:26:Lt->LtE":
+        "a draw of exactly 0.8 is also in to_random, written after the mask: still random",
+    "make_mlm_inputs:50:34:const:0.8->0.81":
+        "draws in [0.8, 0.81) are also in to_random, written after the mask: still random",
+    "masked_lm_loss:13:7:Or:drop-0":
+        "a bool ignore_index (True, False) is >= 0, so the last clause still rejects it",
+    "MaskedLMLoss.forward:4:43:const:0->-1":
+        "flat_labels is 1-D, so index_select on dim -1 is index_select on dim 0",
+    "MaskedLMLoss.backward:22:18:drop-device=":
+        "arange without device= is on the CPU, where grading runs (and CPU indices also "
+        "index a CUDA tensor)",
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -68,9 +82,7 @@ class Mutant:
     line: int  # in the answer cell's text (markers kept), 1-based
     source: str  # the answer cell, mutated, as a student would hand it in
 
-    @property
-    def equivalent_reason(self) -> str | None:
-        return EQUIVALENT.get(self.mutant_id)
+    equivalent_reason = property(lambda self: EQUIVALENT.get(self.mutant_id))
 
 
 # Boundary and negation of each comparison.
@@ -101,7 +113,7 @@ Make = Callable[[ast.AST], ast.AST]
 
 
 def _name(op: type | ast.AST) -> str:
-    return (op if isinstance(op, type) else type(op)).__name__
+    return op.__name__ if isinstance(op, type) else type(op).__name__
 
 
 def _compare_mutations(node: ast.Compare) -> list[tuple[str, Make]]:
@@ -202,14 +214,10 @@ def _call_mutations(node: ast.Call) -> list[tuple[str, Make]]:
     return found
 
 
-def _with_method(value: ast.expr, method: str, *args: ast.expr) -> ast.expr:
+def _with_method(value: ast.expr, method: str, *args: str) -> ast.expr:
+    """`value.method(*args)`, each argument given as source text."""
     return ast.Call(func=ast.Attribute(value=value, attr=method, ctx=ast.Load()),
-                    args=list(args), keywords=[])
-
-
-def _float32() -> ast.expr:
-    return ast.Attribute(value=ast.Name(id="torch", ctx=ast.Load()), attr="float32",
-                         ctx=ast.Load())
+                    args=[ast.parse(arg, mode="eval").body for arg in args], keywords=[])
 
 
 def _return_mutations(node: ast.Return) -> list[tuple[str, Make]]:
@@ -223,7 +231,7 @@ def _return_mutations(node: ast.Return) -> list[tuple[str, Make]]:
                 continue
 
             def make_float(n, index=index):
-                n.value.elts[index] = _with_method(n.value.elts[index], "to", _float32())
+                n.value.elts[index] = _with_method(n.value.elts[index], "to", "torch.float32")
                 return n
             found.append((f"return[{index}].to(float32)", make_float))
         if len(elements) == 2:
@@ -233,14 +241,11 @@ def _return_mutations(node: ast.Return) -> list[tuple[str, Make]]:
             found.append(("return-swapped", make_swap))
         return found
 
-    def make_double(n):
-        n.value = _with_method(n.value, "double")
+    def make_cast(n, method, *args):
+        n.value = _with_method(n.value, method, *args)
         return n
-
-    def make_float(n):
-        n.value = _with_method(n.value, "to", _float32())
-        return n
-    return [*found, ("return.double()", make_double), ("return.to(float32)", make_float)]
+    return [*found, ("return.double()", lambda n: make_cast(n, "double")),
+            ("return.to(float32)", lambda n: make_cast(n, "to", "torch.float32"))]
 
 
 def _raises(node: ast.If) -> bool:
@@ -310,10 +315,11 @@ class _Replace(ast.NodeTransformer):
         return super().visit(node)
 
 
-def _solution_lines(source: str) -> tuple[int, int]:
-    """The 1-based line numbers of the BEGIN and END SOLUTION markers of the answer cell."""
+def _solution_regions(source: str) -> list[tuple[int, int]]:
+    """The 1-based line numbers of each BEGIN and its END SOLUTION marker in the answer cell
+    (notebook 3's MaskedLMLoss has two regions: forward and backward)."""
     marks = [i for i, line in enumerate(source.split("\n"), 1) if is_solution_marker(line)]
-    return marks[0], marks[-1]
+    return list(zip(marks[::2], marks[1::2], strict=True))
 
 
 def _context(tree: ast.AST) -> dict[int, tuple[str, bool]]:
@@ -338,7 +344,8 @@ def _context(tree: ast.AST) -> dict[int, tuple[str, bool]]:
 def mutants_of_cell(notebook: str, cell_id: str, source: str) -> list[Mutant]:
     """Every mutant of one answer cell that compiles and differs from the reference, in a
     stable order (the reference's nodes in `ast.walk` order, then the operators)."""
-    begin, end = _solution_lines(source)
+    regions = _solution_regions(source)
+    begin = regions[0][0]  # lines are counted from here: an edited docstring moves no id
     reference = ast.parse(source)
     reference_dump = ast.dump(reference)
     context = _context(reference)
@@ -347,7 +354,8 @@ def mutants_of_cell(notebook: str, cell_id: str, source: str) -> list[Mutant]:
     for index, node in enumerate(ast.walk(reference)):
         line = getattr(node, "lineno", 0)
         function, in_message = context[id(node)]
-        if not begin < line < end or in_message or not function:
+        inside = any(start < line < stop for start, stop in regions)
+        if not inside or in_message or not function:
             continue
         for operator, make in site_mutations(node):
             tree = ast.parse(source)  # a fresh copy: the same nodes in the same walk order
@@ -531,7 +539,7 @@ def function_scores(outcomes: list[Outcome]) -> list[FunctionScore]:
 def _changed_line(mutant: Mutant) -> str:
     """The mutated statement, for the report: the first line of the mutant that is not in the
     reference (unparsed the same way)."""
-    _, cell_id, reference = next(c for c in answer_cells(ROOT) if c[1] == mutant.grade_id)
+    reference = next(source for _, cell, source in answer_cells(ROOT) if cell == mutant.grade_id)
     original = set(ast.unparse(ast.parse(reference)).split("\n"))
     changed = [line.strip() for line in mutant.source.split("\n") if line not in original]
     return changed[0] if changed else "(a line removed)"
