@@ -248,7 +248,8 @@ class WorkerClient:
         header, _, fds = recv_msg(control, deadline=time.monotonic() + 30, with_fds=1)
         if not fds:
             control.close()
-            raise RuntimeError("the grading engine could not start a worker")
+            why = header.get("error") or "no reason given"
+            raise RuntimeError(f"the grading engine could not start a worker: {why}")
         self.control = control
         self.sock = GuardedSocket(fileno=fds[0])
         self.sock.send_timeout = session.call_timeout
@@ -419,6 +420,7 @@ class WorkerClient:
         if header.get("op") == "error":
             raise_from_sandbox(decode_error(header.get("error", {}), target))
         if header.get("op") != "result":
+            self.stop()
             raise_from_sandbox(StudentCodeCrashed(f"{target}: malformed reply from the worker"))
         return self.rebuild(header, back, leaves, tensors, target)
 
