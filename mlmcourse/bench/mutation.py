@@ -58,6 +58,8 @@ EQUIVALENT: dict[str, str] = {
         "draws in [0.8, 0.81) are also in to_random, written after the mask: still random",
     "masked_lm_loss:13:7:Or:drop-0":
         "a bool ignore_index (True, False) is >= 0, so the last clause still rejects it",
+    "masked_lm_loss:5:7:Or:drop-0":
+        "labels whose shape equals logits.shape[:2] are 2-D, so the rank check is implied",
     "MaskedLMLoss.forward:4:43:const:0->-1":
         "flat_labels is 1-D, so index_select on dim -1 is index_select on dim 0",
     "MaskedLMLoss.backward:22:18:drop-device=":
