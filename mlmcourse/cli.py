@@ -96,7 +96,7 @@ def cmd_site(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    import mlmcourse.bench.loss as benchmarks
+    import mlmcourse.bench as benchmarks
 
     return benchmarks.main(args.what)
 
