@@ -147,9 +147,11 @@ def test_setsid_daemon_sample_full_marks_and_nothing_survives(tmp_path, fresh_zy
 
 
 @pytest.mark.slow
-def test_cpu_hog_beside_the_reference_costs_the_reference_nothing(tmp_path, fresh_zygote):
-    """Two Dask workers: the hog (8 spinning children, in notebook 1 and, through its loaded
-    functions, in notebook 4) beside the reference; the reference keeps every point."""
+def test_a_class_with_attackers_costs_the_honest_students_nothing(tmp_path, fresh_zygote):
+    """Two Dask workers, as `make grade --workers 2`: a CPU hog (8 spinning children, in
+    notebook 1 and, through its loaded functions, in notebook 4), an output flood and a stalled
+    reply beside the reference and an honest student who prints to stderr on every call. The
+    honest ones keep every point, each attacker gets exactly its score, in bounded time."""
     from mlmcourse.grader.coordinator import dask_client, grade_class
 
     handle = zygote.get_zygote()
@@ -160,20 +162,24 @@ def test_cpu_hog_beside_the_reference_costs_the_reference_nothing(tmp_path, fres
         shutil.copytree(ROOT / folder, root / folder)
     shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
     shutil.copytree(ROOT / "samples", root / "samples")
-    notebooks = [FIRST, "03_empty_mask_and_gradient", EXPERIMENT]
-    students = ["hostile_cpu_hog", "reference"]
-    for student in students:
+    full = [FIRST, "03_empty_mask_and_gradient", EXPERIMENT]
+    handed_in = {"hostile_cpu_hog": full, "reference": full, "honest_stderr_every_call": full,
+                 "hostile_output_flood": [FIRST], "hostile_stalled_reply": [FIRST]}
+    for student, notebooks in handed_in.items():
         write_student(root, root / "submitted" / student / ASSIGNMENT, student, notebooks)
     started = time.monotonic()
     with dask_client(workers=2) as client:
-        outcome = grade_class(root, students, client=client, notebooks=[FIRST, EXPERIMENT],
-                              progress=False)
+        outcome = grade_class(root, list(handed_in), client=client,
+                              notebooks=[FIRST, EXPERIMENT], progress=False)
     seconds = time.monotonic() - started
     assert not outcome.failed, outcome.failed
     scores = {(student, r.notebook): r.score for student, done in outcome.outcomes.items()
               for r in done.results}
-    print(f"class of 2 graded in {seconds:.0f} s: {scores}")
-    assert scores[("reference", EXPERIMENT)] == 5
-    assert scores[("reference", FIRST)] == 24
+    print(f"class of {len(handed_in)} graded in {seconds:.0f} s: {scores}")
+    for honest in ("reference", "honest_stderr_every_call"):
+        assert scores[(honest, FIRST)] == 24, honest
+        assert scores[(honest, EXPERIMENT)] == 5, honest
     assert scores[("hostile_cpu_hog", FIRST)] == 24
-    assert seconds < 300
+    assert scores[("hostile_output_flood", FIRST)] == 24
+    assert scores[("hostile_stalled_reply", FIRST)] == 23
+    assert seconds < 420, f"the class took {seconds:.0f} s"
