@@ -1,7 +1,8 @@
-"""A correct solution whose worker stops reading its socket after two of its replies: after the
-worked example (the next request, check 2's large batch, cannot be sent: the send's deadline
-fails that ungraded cell) and after the first empty batch (the next call times out: test_empty's
-1 point is lost). A restarted worker serves every other test: 23 / 24."""
+"""A correct solution whose worker stops reading its socket after its reply to the first empty
+batch: the next call times out (test_empty's 1 point is lost); a restarted worker serves every
+other test: 23 / 24. (A send to a worker that stopped reading has its own test in
+tests/test_attacks.py; here the stall is kept to one small request, so the graded notebook is
+the same on a busy machine.)"""
 
 BASE = "reference"
 PATCHES = {
@@ -40,9 +41,7 @@ PATCHES = {
             ),
             (
                 "    # 2. Labels:",
-                "    example = [[0, 1, 2, 3, 0, 4], [5, 6, 7, 8, 0, 9]]\n"
-                "    worked_example = tokens.shape == (2, 6) and tokens.tolist() == example\n"
-                "    if worked_example or tokens.numel() == 0:\n"
+                "    if tokens.numel() == 0:\n"
                 "        _LAST_REPLY.append(True)\n"
                 "    # 2. Labels:",
             ),

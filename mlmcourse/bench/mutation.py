@@ -1,7 +1,7 @@
 """`bench mutation`: how many wrong versions of the reference solutions the hidden tests catch.
 
-Each graded function's reference (the answer cells of ``source/bert_mlm/*.ipynb``, between
-``### BEGIN SOLUTION`` and ``### END SOLUTION``) is mutated one site at a time with the `ast`
+Each graded function's reference (the answer cells of ``source/bert_mlm/*.ipynb``, inside
+nbgrader's solution markers) is mutated one site at a time with the `ast`
 module: comparison, arithmetic and boolean operators, numeric constants (thresholds and
 denominators among them), dropped validation branches, dtype and device changes, dropped
 ``clone()``, swapped reductions, dropped writes and altered ``return`` values. Each mutant that
@@ -48,7 +48,7 @@ STUDENT = "mutant"
 
 # Survivors that behave as the reference on every input the contract allows (grading runs on
 # the CPU, and a person judged each one). Keyed by `Mutant.mutant_id`:
-# function:line:col:operator, the line counted from the `### BEGIN SOLUTION` marker.
+# function:line:col:operator, the line counted from the solution region's opening marker.
 EQUIVALENT: dict[str, str] = {
     "make_mlm_inputs:32:7:Or:drop-0":
         "a bool ignore_index (True, False) is >= 0, so the last clause still rejects it",
@@ -384,7 +384,7 @@ def answer_cells(root: Path = ROOT) -> list[tuple[str, str, str]]:
     for path in source_notebooks(root):
         for cell in nbio.read(path).cells:
             code = cell.cell_type == "code" and is_solution(cell)
-            if code and "### BEGIN SOLUTION" in cell.source:
+            if code and any(is_solution_marker(line) for line in cell.source.split("\n")):
                 found.append((path.stem, grade_id(cell), cell.source))
     return found
 

@@ -61,13 +61,13 @@ def _recording_ops(wanted: bool):
     if not wanted:
         yield names
         return
-    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils import _python_dispatch
 
-    class OpRecorder(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    class OpRecorder(_python_dispatch.TorchDispatchMode):
+        def __torch_dispatch__(self, op, types, args=(), kwargs=None):
             if len(names) < MAX_RECORDED_OPS:
-                names.setdefault(_op_name(func))
-            return func(*args, **(kwargs or {}))
+                names.setdefault(_op_name(op))
+            return op(*args, **(kwargs or {}))
 
     with OpRecorder():
         yield names
