@@ -1,0 +1,59 @@
+"""Visible checks for the notebooks: one short line in a check cell, one plain message on failure.
+
+Check cells and the public part of each graded cell (before its hidden block) call these, so a
+cell stays two or three lines long and nbgrader's Validate dialog shows the student the message
+right under the few lines that failed. Every helper returns None, so a cell ending with one of
+them echoes nothing. No solution code lives here: only comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+class CheckFailed(AssertionError):
+    """A visible check failed; the message says what to fix."""
+
+
+def expect(condition, message: str) -> None:
+    """Fail with `message` unless `condition` holds."""
+    if not condition:
+        raise CheckFailed(message)
+
+
+def expect_equal(got, expected, what: str) -> None:
+    """Fail unless `got == expected` (tensors: same shape and every element equal)."""
+    same = got == expected
+    if hasattr(same, "all"):
+        same = getattr(got, "shape", None) == getattr(expected, "shape", None) and bool(same.all())
+    expect(same, f"{what}: expected {expected!r}, got {got!r}")
+
+
+def expect_close(got, expected, what: str, tolerance: float = 1e-6) -> None:
+    """Fail unless numbers (or same-shaped tensors) agree to within `tolerance`."""
+    if hasattr(got, "shape") or hasattr(expected, "shape"):
+        expect(getattr(got, "shape", None) == getattr(expected, "shape", None),
+               f"{what}: expected shape {tuple(expected.shape)}, got "
+               f"{tuple(getattr(got, 'shape', ()))}")
+        error = (got.double() - expected.double()).abs().max().item() if got.numel() else 0.0
+    else:
+        error = abs(float(got) - float(expected))
+    expect(math.isfinite(error) and error <= tolerance,
+           f"{what}: off by {error:.3g} (tolerance {tolerance:g})")
+
+
+def expect_raises(errors, call, what: str) -> None:
+    """Fail unless `call()` raises one of `errors` (an exception class or a tuple of them)."""
+    try:
+        call()
+    except errors:
+        return
+    except Exception as other:  # noqa: BLE001 - report the wrong kind of error plainly
+        raise CheckFailed(f"{what}: expected {_names(errors)}, got "
+                          f"{type(other).__name__}: {other}") from None
+    raise CheckFailed(f"{what}: expected {_names(errors)}, but nothing was raised")
+
+
+def _names(errors) -> str:
+    errors = errors if isinstance(errors, tuple) else (errors,)
+    return " or ".join(error.__name__ for error in errors)
