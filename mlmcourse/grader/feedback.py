@@ -7,7 +7,9 @@ failure, and 500 KB of inlined CSS per file. Here it runs with two parts of ours
 - `ReadableFeedback`, a preprocessor that runs after nbgrader's `GetGrades` (which fills in the
   scores from the gradebook): each graded test cell keeps only its visible part (the one-line
   docstring of what it checks) and each error output only its message; a summary of the checks
-  (what each checks, points, why it failed) goes into the resources for the template;
+  (each named by the notebook's heading above it, what it checks, points, why it failed) goes
+  into the resources for the template, and a notebook whose every check failed on an unwritten
+  function (`NotImplementedError`) is summed up in one "not attempted" line;
 - `FeedbackExporter`, an HTML exporter with a compact template
   (mlmcourse/grader/templates/mlm_feedback.html.j2): the summary table first, then the notebook
   as graded, with small CSS of its own (a file is tens of KB, not hundreds).
@@ -20,7 +22,8 @@ The same two can serve a TA's own `nbgrader generate_feedback` through nbgrader_
 
 from __future__ import annotations
 
-import ast
+import html
+import re
 from pathlib import Path
 
 import nbformat
@@ -30,6 +33,7 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, default
 
 from mlmcourse.course.cells import TIMING_TAG, has_tag, is_graded, is_solution, without_hidden_tests
+from mlmcourse.course.headings import check_headings
 from mlmcourse.grader.results import error_line, failure_message
 
 # The template is package data (mlmcourse/grader/templates/, see pyproject.toml).
@@ -39,24 +43,13 @@ HIDDEN_NOTE = "# (the hidden tests of this check ran here; they are not shown in
 # Outputs that mean nothing in a static page (and carry random ids): live widgets, scripts.
 _DROPPED_MIME = ("application/vnd.jupyter.widget-view+json", "application/javascript")
 MAX_TEXT = 4000  # characters of one text output kept in the feedback
-
+UNWRITTEN = "NotImplementedError"  # what a release stub raises until the student writes it
 
 
 def clip(text: str, limit: int = MAX_TEXT) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n... ({len(text) - limit} more characters not shown)"
-
-
-def what_it_checks(source: str) -> str:
-    """The one-line docstring a test cell opens with (the visible part), else ''."""
-    visible = without_hidden_tests(source)
-    try:
-        tree = ast.parse(visible)
-    except SyntaxError:
-        return ""
-    doc = ast.get_docstring(tree, clean=True) if tree.body else None
-    return " ".join((doc or "").split())
 
 
 def short_output(output):
@@ -86,35 +79,72 @@ class ReadableFeedback(Preprocessor):
     enabled = Bool(True).tag(config=True)
 
     def preprocess(self, nb, resources):
+        headings = check_headings(nb)  # before the hidden tests are cut out of the cells
         checks = []
         for cell in nb.cells:
             if cell.cell_type == "code":
-                outputs = [short_output(output) for output in cell.get("outputs", [])]
-                cell.outputs = [output for output in outputs if output is not None]
-                if has_tag(cell, TIMING_TAG) and cell.outputs:
-                    # the same feedback on every rebuild (the build commits it)
-                    cell.outputs = [nbformat.v4.new_output("stream", name="stdout",
-                                                           text=TIMING_NOTE)]
-            if not is_graded(cell) or is_solution(cell):
-                continue
-            meta = cell.metadata.nbgrader
-            score, points = float(meta.get("score") or 0), float(meta.get("points") or 0)
-            message = "" if score >= points else failure_message(cell)
-            if score < points and not message:
-                message = "no points for this check (see the grader's comments)"
-            checks.append({
-                "grade_id": meta.get("grade_id", ""),
-                "what": what_it_checks(cell.source),
-                "score": score,
-                "points": points,
-                "passed": score >= points,
-                "message": message,
-            })
-            shown = without_hidden_tests(cell.source)
-            if shown != cell.source.rstrip():
-                cell.source = (shown + "\n" if shown else "") + HIDDEN_NOTE
-        resources["mlm_feedback"] = {"checks": checks, "css": _pygments_css()}
+                shorten_outputs(cell)
+            if is_graded(cell) and not is_solution(cell):
+                checks.append(check_summary(cell, headings))
+                shown = without_hidden_tests(cell.source)
+                if shown != cell.source.rstrip():
+                    cell.source = (shown + "\n" if shown else "") + HIDDEN_NOTE
+        resources["mlm_feedback"] = {
+            "checks": checks,
+            "names": {check["grade_id"]: check["name"] for check in checks},
+            "not_attempted": not_attempted(checks),
+            "css": _pygments_css(),
+        }
         return nb, resources
+
+
+def shorten_outputs(cell) -> None:
+    outputs = [short_output(output) for output in cell.get("outputs", [])]
+    cell.outputs = [output for output in outputs if output is not None]
+    if has_tag(cell, TIMING_TAG) and cell.outputs:
+        # the same feedback on every rebuild (the build commits it)
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=TIMING_NOTE)]
+
+
+def check_summary(cell, headings: dict) -> dict:
+    """One row of the feedback's table: the check's name (its heading), what it checks, its
+    score and why it failed."""
+    meta = cell.metadata.nbgrader
+    grade_id = meta.get("grade_id", "")
+    score, points = float(meta.get("score") or 0), float(meta.get("points") or 0)
+    message = "" if score >= points else failure_message(cell)
+    if score < points and not message:
+        message = "no points for this check (see the grader's comments)"
+    heading = headings.get(grade_id)
+    return {
+        "grade_id": grade_id,
+        "name": code_spans_html(heading.title if heading else grade_id),
+        "what": heading.what if heading else "",
+        "score": score,
+        "points": points,
+        "passed": score >= points,
+        "message": message,
+    }
+
+
+def code_spans_html(text: str) -> str:
+    """A heading's text as HTML: escaped, its `code spans` as <code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text, quote=False))
+
+
+def not_attempted(checks: list[dict]) -> str | None:
+    """One line for a notebook left blank (every check failed on `NotImplementedError`), said
+    instead of the same failure once per check; None otherwise."""
+    if not checks or any(check["passed"] or UNWRITTEN not in check["message"]
+                         for check in checks):
+        return None
+    messages = {check["message"] for check in checks}
+    if len(messages) == 1 and messages != {UNWRITTEN}:
+        # one shared reason (notebook 4: "finish notebook 1 first") is worth saying once
+        return f"Not attempted: all {len(checks)} checks failed with {messages.pop()}"
+    return (f"Not attempted: all {len(checks)} checks failed because the functions still raise "
+            f"{UNWRITTEN}. Fill in the cells marked YOUR CODE HERE, run the visible checks, "
+            "then submit again.")
 
 
 def _pygments_css() -> str:
