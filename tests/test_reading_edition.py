@@ -6,8 +6,9 @@ import nbformat
 import pytest
 from conftest import ROOT
 
-from mlmcourse.build.editions import READER_NOTE
+from mlmcourse.build.editions import HIDDEN_TESTS_TITLE, READER_NOTE, reading_edition
 from mlmcourse.course.cells import STUDENTS_ONLY_TAG, has_markers, has_tag, is_solution
+from mlmcourse.course.headings import check_headings, heading_text, is_heading_only, is_test_cell
 from mlmcourse.course.layout import source_notebooks
 
 SOURCES = source_notebooks(ROOT)
@@ -36,3 +37,45 @@ def test_students_only_cells_stay_in_the_release():
     released = {cell.source for path in sorted((ROOT / "release").rglob("*.ipynb"))
                 for cell in nbformat.read(path, 4).cells}
     assert all(cell.source in released for cell in tagged)
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=[p.stem for p in SOURCES])
+def test_hidden_test_sections_become_one_list(source):
+    """No empty graded-test sections for readers: each run of them is one list saying what the
+    hidden tests check, one line per test with its label, points and one-line docstring."""
+    original = nbformat.read(source, 4)
+    headings = check_headings(original)
+    edition = reading_edition(nbformat.read(source, 4))
+    assert not any(is_test_cell(cell) for cell in edition.cells), "a graded test stub is left"
+    shown = {heading_text(cell) for cell in edition.cells if is_heading_only(cell)}
+    for heading in headings.values():
+        assert not any(text.startswith(heading.title) for text in shown if text), (
+            f"the empty section {heading.title!r} is still in the reading edition")
+    lists = [cell.source for cell in edition.cells
+             if cell.source.startswith(f"**{HIDDEN_TESTS_TITLE}**")]
+    if not headings:
+        assert not lists, "a notebook without hidden tests needs no list of them"
+        return
+    items = [line for text in lists for line in text.splitlines() if line.startswith("- **")]
+    assert len(items) == len(headings), "one line per hidden test"
+    for item, heading in zip(items, headings.values()):
+        points = f"{heading.points:g} point" + ("" if heading.points == 1 else "s")
+        assert item.startswith(f"- **{heading.label}** ({points}): "), item
+        words = heading.what.split()[:3]
+        assert all(word.replace("_", "\\_") in item for word in words), (item, heading.what)
+    total = sum(h.points for h in headings.values())
+    assert total == sum(cells_points(original)), "the lists should cover every graded point"
+
+
+def cells_points(nb):
+    return [float(cell.metadata.nbgrader.points) for cell in nb.cells if is_test_cell(cell)]
+
+
+def test_the_list_keeps_part_headings_and_escapes_markdown():
+    source = next(p for p in SOURCES if p.stem == "01_corruption")
+    edition = reading_edition(nbformat.read(source, 4))
+    first = next(cell.source for cell in edition.cells
+                 if cell.source.startswith(f"**{HIDDEN_TESTS_TITLE}**"))
+    assert "*Part A · The three branches*" in first
+    assert "`make check`" in first, "the first list says how to run the hidden tests"
+    assert "mask\\_token\\_id" in first, "a docstring's underscores must not turn into emphasis"

@@ -20,6 +20,13 @@ from mlmcourse.course.cells import (
     without_hidden_tests,
     without_solution_markers,
 )
+from mlmcourse.course.headings import (
+    CheckHeading,
+    check_headings,
+    heading_text,
+    is_heading_only,
+    is_test_cell,
+)
 from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
 from mlmcourse.grader.config import run_nbgrader
 from mlmcourse.grader.grading import autograde, submitted_students
@@ -52,17 +59,27 @@ def build_release(root: Path) -> None:
         nbio.write(nbio.read(path), path)  # one serialization for every generated file
 
 
+HIDDEN_TESTS_TITLE = "What the hidden tests check"
+HIDDEN_TESTS_NOTE = (
+    "The tests themselves are left out of this edition; `make check` runs them on your own "
+    "attempt."
+)
+
+
 def reading_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Solutions shown (collapsed on first open), hidden tests gone, no outputs yet.
 
     Cells tagged `students-only` (how to work on the graded exercise) are dropped, and a
-    notebook with answers gets a note for readers right after its title.
+    notebook with answers gets a note for readers right after its title. Each run of graded
+    test sections (a heading and a cell that shows only a docstring) becomes one list of what
+    the hidden tests check.
     """
     from nbconvert.preprocessors import TagRemovePreprocessor
 
     nb = nbio.clean_source_notebook(nb)
     drop = TagRemovePreprocessor(remove_cell_tags={STUDENTS_ONLY_TAG})
     nb, _ = drop.preprocess(nb, {})
+    nb.cells = with_test_lists(nb.cells, check_headings(nb))
     if any(is_solution(cell) for cell in nb.cells):
         nb.cells.insert(1, nbformat.v4.new_markdown_cell(READER_NOTE))
     for cell in nb.cells:
@@ -72,6 +89,67 @@ def reading_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         elif is_graded(cell):
             cell.source = without_hidden_tests(cell.source)
     return nb
+
+
+def test_sections(cells: list) -> set[int]:
+    """Indices of the cells that make up graded test sections: each test cell, the heading-only
+    cell right above it, and heading-only part headings directly above those ("### Part A")."""
+    dropped: set[int] = set()
+    for index in reversed(range(len(cells))):
+        below = index + 1
+        if is_test_cell(cells[index]):
+            dropped.add(index)
+        elif is_heading_only(cells[index]) and below in dropped:
+            dropped.add(index)
+    return dropped
+
+
+def with_test_lists(cells: list, headings: dict[str, CheckHeading]) -> list:
+    """The cells with each run of graded test sections replaced by one markdown list."""
+    dropped = test_sections(cells)
+    kept, run, lists = [], [], 0
+    for index, cell in enumerate(cells + [None]):  # None: the end closes the last run
+        if index in dropped:
+            run.append(cell)
+            continue
+        if run:
+            kept.append(test_list_cell(run, headings, with_note=lists == 0))
+            run, lists = [], lists + 1
+        if cell is not None:
+            kept.append(cell)
+    return kept
+
+
+def test_list_cell(run: list, headings: dict[str, CheckHeading],
+                   with_note: bool) -> nbformat.NotebookNode:
+    """"What the hidden tests check": one line per test (label, points, docstring), under the
+    part headings the run had; the first list of a notebook says where the tests went."""
+    checks = [headings[cell.metadata.nbgrader.grade_id] for cell in run if is_test_cell(cell)]
+    total = _points(sum(check.points for check in checks))
+    note = f" {HIDDEN_TESTS_NOTE}" if with_note else ""
+    lines = [f"**{HIDDEN_TESTS_TITLE}** ({total}).{note}", ""]
+    # In a run, a heading followed by another heading opens a part ("### Part A"); a heading
+    # followed by its test cell names that check.
+    parts = {i for i in range(len(run) - 1)
+             if not is_test_cell(run[i]) and not is_test_cell(run[i + 1])}
+    for position, cell in enumerate(run):
+        if position in parts:
+            lines += ([""] if position else []) + [f"*{heading_text(cell)}*", ""]
+        elif is_test_cell(cell):
+            check = headings[cell.metadata.nbgrader.grade_id]
+            lines.append(f"- **{check.label}** ({_points(check.points)}): "
+                         f"{_markdown_text(check.what or check.title)}")
+    return nbformat.v4.new_markdown_cell("\n".join(lines).rstrip() + "\n")
+
+
+def _points(value: float) -> str:
+    number = f"{value:g}"
+    return f"{number} point" if number == "1" else f"{number} points"
+
+
+def _markdown_text(text: str) -> str:
+    """A docstring as literal markdown text: characters markdown or MathJax would read escaped."""
+    return "".join("\\" + char if char in "\\`*_[]<>|$#" else char for char in text)
 
 
 def build_reading_edition(root: Path, timeout: int = 600) -> None:
