@@ -1,11 +1,14 @@
 """`make site`: the reading edition (notebooks/) as static HTML pages, readable offline.
 
 One page per notebook (nbconvert's lab template, images embedded) and an index with the
-learning path: the core series first, then the appendices. Nothing is fetched from the
-internet when a page is read:
+learning path: the core series first, then the appendices. Each page has what a d2l reader
+expects: a sidebar with every notebook, a table of contents of the page, and download links for
+the notebook itself (the worked edition from notebooks/ and the student release). Nothing is
+fetched from the internet when a page is read:
 
-- equations are typeset by a local copy of MathJax 2 (from the `jupyter-server-mathjax`
-  package), copied next to the pages;
+- equations are typeset by a local copy of MathJax 3 (its single-file TeX-to-SVG build, from the
+  pinned `django-static-mathjax` package), copied next to the pages: SVG output draws glyphs
+  from paths inside that one script, so there are no font files to go missing;
 - a live widget needs a kernel, so its saved state is drawn as a static snapshot (the sliders
   at their saved values and the saved image), with a note on how to run it for real;
 - the scripts nbconvert would load from CDNs (require.js, the widget manager, mermaid) are
@@ -27,13 +30,16 @@ from pathlib import Path
 import nbformat
 from jinja2 import Environment, FileSystemLoader
 
-from mlmcourse.course.layout import find_root
+from mlmcourse.course.layout import ASSIGNMENT, find_root
 from mlmcourse.course.nbio import WIDGET_STATE
 
 SITE = Path("build") / "site"
 NOTEBOOKS = "notebooks"
 CORE_LAST = 4  # notebooks 01-04 are the core series; later numbers are appendices
 MATHJAX_DIR = "mathjax"
+MATHJAX_SCRIPT = "tex-svg-full.js"  # MathJax 3: TeX input, SVG output, every TeX extension
+DOWNLOADS = "downloads"  # downloads/worked/NN.ipynb and downloads/release/NN.ipynb
+TOC_MARK = "<!--mlm-toc-->"  # where the page's table of contents goes once it is rendered
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 SNAPSHOT_NOTE = (
     "A snapshot of the interactive panel as saved when this edition was built. The sliders "
@@ -218,37 +224,78 @@ def snapshot_widgets(nb: nbformat.NotebookNode, notebook_name: str) -> int:
 TEMPLATES = Path(__file__).parent / "templates"
 PAGE_TEMPLATE = "mlm_site.html.j2"  # extends nbconvert's lab template
 INDEX_TEMPLATE = "mlm_index.html.j2"
-MATHJAX_CDN = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/MathJax.js"
+MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@3.2.2/es5/tex-svg-full.js"
 
 
 def local_mathjax() -> Path | None:
-    """MathJax 2 as shipped by jupyter-server-mathjax, when that package is installed."""
+    """MathJax 3 as shipped by django-static-mathjax (the `mathjax` module), when installed."""
     try:
-        import jupyter_server_mathjax
+        import mathjax
     except ImportError:
         return None
-    static = Path(jupyter_server_mathjax.__file__).parent / "static"
-    return static if (static / "MathJax.js").is_file() else None
+    static = Path(mathjax.__file__).parent / "static" / "mathjax"
+    return static if (static / "es5" / MATHJAX_SCRIPT).is_file() else None
 
 
 def copy_mathjax(site: Path) -> bool:
-    """Copy MathJax into the site, less its accessibility add-ons and translations."""
+    """Copy MathJax's one script (and its licence) into the site."""
     static = local_mathjax()
     target = site / MATHJAX_DIR
     if target.exists():
         shutil.rmtree(target)
     if static is None:
         return False
-    keep = ("MathJax.js", "LICENSE", "config", "extensions", "jax", "fonts")
-    for part in keep:
-        source = static / part
-        if source.is_dir():
-            shutil.copytree(source, target / part,
-                            ignore=shutil.ignore_patterns("a11y", "mathmaps"))
-        elif source.is_file():
-            target.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / part)
+    target.mkdir(parents=True)
+    shutil.copy2(static / "es5" / MATHJAX_SCRIPT, target / MATHJAX_SCRIPT)
+    shutil.copy2(static / "LICENSE", target / "LICENSE")
     return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Navigation: the sidebar, the page's table of contents, the download links
+
+
+def sidebar_entries(pages: list[Page], current: int) -> list[dict]:
+    """Every notebook for the sidebar, in order, the current one marked."""
+    return [{"href": page.html_name, "label": _link_text(page), "current": index == current,
+             "appendix": page.appendix} for index, page in enumerate(pages)]
+
+
+def copy_downloads(root: Path, site: Path, pages: list[Page]) -> dict[str, list[dict]]:
+    """Copy each notebook's worked edition and student release into the site; return the
+    links of each page (stem -> [{href, label}]), only for files that exist."""
+    target = site / DOWNLOADS
+    if target.exists():
+        shutil.rmtree(target)
+    sources = (("worked", root / NOTEBOOKS, "worked notebook"),
+               ("release", root / "release" / ASSIGNMENT, "student release"))
+    links: dict[str, list[dict]] = {page.stem: [] for page in pages}
+    for kind, folder, label in sources:
+        for page in pages:
+            notebook = folder / f"{page.stem}.ipynb"
+            if notebook.is_file():
+                (target / kind).mkdir(parents=True, exist_ok=True)
+                shutil.copy2(notebook, target / kind / notebook.name)
+                links[page.stem].append({"href": f"{DOWNLOADS}/{kind}/{notebook.name}",
+                                         "label": f"{label} (.ipynb)"})
+    return links
+
+
+_HEADING = re.compile(
+    r'<h([23]) id="([^"]+)">(.*?)<a class="anchor-link" href="(#[^"]+)">', re.S)
+
+
+def toc_html(body: str) -> str:
+    """The page's table of contents, from the h2 and h3 headings nbconvert rendered (their own
+    anchors, so a TOC link goes where the heading's pilcrow goes)."""
+    items = [
+        f'<li class="mlm-toc-h{level}"><a href="{html.escape(href)}">{text.strip()}</a></li>'
+        for level, _, text, href in _HEADING.findall(body)
+    ]
+    if not items:
+        return ""
+    return ('<nav class="mlm-toc" aria-label="On this page"><p class="mlm-side-title">'
+            f'On this page</p><ul>{"".join(items)}</ul></nav>')
 
 
 def nav_html(pages: list[Page], index: int) -> str:
@@ -278,7 +325,9 @@ def _inline_markdown(text: str) -> str:
     return re.sub(r"^<p>(.*)</p>$", r"\1", rendered, flags=re.S)
 
 
-def render_page(nb: nbformat.NotebookNode, page: Page, nav: str, mathjax_url: str) -> str:
+def render_page(nb: nbformat.NotebookNode, page: Page, context: dict) -> str:
+    """One page: nbconvert's lab template with ours on top (context: nav, sidebar, downloads,
+    mathjax_url, course title, each passed to the template as resources.mlm_<name>)."""
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(
@@ -287,26 +336,25 @@ def render_page(nb: nbformat.NotebookNode, page: Page, nav: str, mathjax_url: st
         template_file=PAGE_TEMPLATE,
         embed_images=True,
     )
-    resources = {
-        "metadata": {"name": f"{page.number}. {page.title}"},
-        "mlm_nav": nav,
-        "mlm_mathjax_url": mathjax_url,
-    }
+    resources = {"metadata": {"name": f"{page.number}. {page.title}"}}
+    resources.update({f"mlm_{key}": value for key, value in context.items()})
     body, _ = exporter.from_notebook_node(nb, resources=resources)
-    return body
+    return body.replace(TOC_MARK, toc_html(body), 1)
 
 
 # ---------------------------------------------------------------------------------------------
 # The index
 
 
-def index_html(pages: list[Page], title: str) -> str:
+def index_html(pages: list[Page], title: str,
+               downloads: dict[str, list[dict]] | None = None) -> str:
     def entry(page: Page) -> dict:
         return {
             "number": page.number,
             "href": page.html_name,
             "title": _inline_markdown(page.title),
             "summary": _inline_markdown(page.summary) if page.summary else "",
+            "downloads": (downloads or {}).get(page.stem, []),
         }
 
     # Values arrive as HTML (markdown rendered above), so no autoescaping; the template's final
@@ -344,21 +392,25 @@ def build_site(root: Path, out: Path | None = None, log=print) -> list[Path]:
     for stale in site.glob("*.html"):
         stale.unlink()
     if copy_mathjax(site):
-        mathjax_url = f"{MATHJAX_DIR}/MathJax.js"
+        mathjax_url = f"{MATHJAX_DIR}/{MATHJAX_SCRIPT}"
     else:
-        log("site: jupyter-server-mathjax is not installed, so equations load MathJax from the "
-            "internet (pip install jupyter-server-mathjax for an offline site)")
+        log("site: django-static-mathjax is not installed, so equations load MathJax from the "
+            "internet (pip install django-static-mathjax for an offline site)")
         mathjax_url = MATHJAX_CDN
     pages = [page for page, _ in entries]
+    downloads = copy_downloads(root, site, pages)
+    title = course_title(root)
     written = []
     for index, (page, nb) in enumerate(entries):
         snapshot_widgets(nb, f"{page.stem}.ipynb")
         target = site / page.html_name
-        page_html = render_page(nb, page, nav_html(pages, index), mathjax_url)
-        target.write_text(page_html, encoding="utf-8")
+        context = {"nav": nav_html(pages, index), "sidebar": sidebar_entries(pages, index),
+                   "downloads": downloads[page.stem], "mathjax_url": mathjax_url,
+                   "course_title": title}
+        target.write_text(render_page(nb, page, context), encoding="utf-8")
         written.append(target)
     index_path = site / "index.html"
-    index_path.write_text(index_html(pages, course_title(root)), encoding="utf-8")
+    index_path.write_text(index_html(pages, title, downloads), encoding="utf-8")
     written.append(index_path)
     return written
 
