@@ -1,35 +1,85 @@
-"""The reading edition as a static site (`make site`): read offline in Chromium, figures drawn."""
+"""The reading edition as a static site (`make site`), read in Chromium with no network: served
+from 127.0.0.1, every other request blocked. Navigation (sidebar, table of contents, previous /
+next), downloads, equations, figures and the folded solutions."""
 
 from __future__ import annotations
 
+import functools
 import json
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
 
 import labdriver as lab
+import nbformat
 import pytest
-from conftest import run_course
+from conftest import ROOT, run_course
 
-from mlmcourse.build.site import CORE_LAST, local_mathjax
+from mlmcourse.build.site import CORE_LAST, DOWNLOADS, local_mathjax
+from mlmcourse.course.layout import ASSIGNMENT
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser]
 
 
 @pytest.fixture(scope="module")
-def site(built_course, tmp_path_factory):
-    """`python -m mlmcourse site` on the built course, written outside it."""
+def site(tmp_path_factory):
+    """`python -m mlmcourse site` on the committed reading edition and release, written
+    outside the course (the site reads only notebooks/ and release/, which the freshness test
+    keeps equal to a fresh build)."""
     out = tmp_path_factory.mktemp("site") / "site"
-    done = run_course(built_course, "site", "--out", str(out), timeout=600)
+    done = run_course(ROOT, "site", "--out", str(out), timeout=600)
     assert done.returncode == 0, f"`mlmcourse site` failed:\n{done.stdout}\n{done.stderr[-3000:]}"
-    notebooks = sorted((built_course / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    assert notebooks, "the built course has no reading edition"
+    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert notebooks, "the course has no reading edition (make build)"
     return out, notebooks
 
 
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # no request log on the test's stderr
+        pass
+
+
 @pytest.fixture(scope="module")
-def offline_page():
-    """A Chromium page that cannot reach any web server: the site must not need one."""
+def served(site):
+    """The site over HTTP on 127.0.0.1 (a thread of this process, shut down after the module)."""
+    out, _ = site
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser_page(served):
+    """A Chromium page that reaches nothing but 127.0.0.1: every other request is aborted and
+    recorded, as is every request that failed or answered with an error."""
     with lab.chromium_page() as page:
-        page.context.route("http*://**", lambda route: route.abort())
+        blocked, failed = [], []
+
+        def only_local(route):
+            if urlsplit(route.request.url).hostname == "127.0.0.1":
+                route.continue_()
+            else:
+                blocked.append(route.request.url)
+                route.abort()
+
+        page.context.route("**/*", only_local)
+        page.on("requestfailed", lambda request: failed.append(request.url))
+        page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400
+                else None)
+        page.blocked, page.failed = blocked, failed
         yield page
+
+
+def open_page(page, served: str, name: str) -> None:
+    page.blocked.clear()
+    page.failed.clear()
+    page.goto(served + name)
+    page.wait_for_load_state("load")
 
 
 def images_in(notebook) -> int:
@@ -50,10 +100,10 @@ def has_math(notebook) -> bool:
                if cell["cell_type"] == "markdown")
 
 
-def test_index_shows_the_learning_path(site, offline_page):
-    out, notebooks = site
-    page = offline_page
-    page.goto((out / "index.html").as_uri())
+def test_index_shows_the_learning_path(site, served, browser_page):
+    _, notebooks = site
+    page = browser_page
+    open_page(page, served, "index.html")
     lab.shoot(page, "site-1-index", full_page=True)
     lists = page.locator("ol")
     assert lists.count() == 2, "the index should list the core series, then the appendices"
@@ -61,53 +111,156 @@ def test_index_shows_the_learning_path(site, offline_page):
     expected_core = [nb.stem for nb in notebooks if int(nb.name[:2]) <= CORE_LAST]
     expected_appendices = [nb.stem for nb in notebooks if int(nb.name[:2]) > CORE_LAST]
     for items, stems in ((core, expected_core), (appendices, expected_appendices)):
-        hrefs = [items.nth(i).locator("a").get_attribute("href") for i in range(items.count())]
+        hrefs = [items.nth(i).locator("a").first.get_attribute("href")
+                 for i in range(items.count())]
         assert hrefs == [f"{stem}.html" for stem in stems] or (not stems and items.count() == 1)
         for i in range(len(stems)):
             summary = items.nth(i).locator(".summary").inner_text().strip()
             assert len(summary) > 20, f"{stems[i]} has no one-line summary on the index"
+            downloads = items.nth(i).locator("a.download")
+            assert downloads.count() == 2, f"{stems[i]}: the index should offer both downloads"
+    assert page.blocked == [] and page.failed == [], (page.blocked, page.failed)
 
 
-def test_every_page_renders_its_figures_offline(site, offline_page):
-    out, notebooks = site
-    page = offline_page
+def test_every_page_renders_its_figures_and_math_offline(site, served, browser_page):
+    _, notebooks = site
+    page = browser_page
     for notebook in notebooks:
-        html_page = out / f"{notebook.stem}.html"
-        assert html_page.is_file(), f"`make site` wrote no page for {notebook.name}"
-        page.goto(html_page.as_uri())
-        page.wait_for_load_state("load")
+        name = f"{notebook.stem}.html"
+        open_page(page, served, name)
         remote = page.locator("script[src^='http'], link[href^='http']").count()
-        assert remote == 0, f"{html_page.name} loads {remote} script(s) or style(s) from the web"
+        assert remote == 0, f"{name} loads {remote} script(s) or style(s) from the web"
         expected = images_in(notebook)
         page.wait_for_function("[...document.images].every((img) => img.complete)")
         sizes = page.evaluate("[...document.images].map((img) => img.naturalWidth)")
         assert len(sizes) >= expected, (
-            f"{html_page.name} shows {len(sizes)} images, the notebook has {expected} figures"
+            f"{name} shows {len(sizes)} images, the notebook has {expected} figures"
         )
-        assert all(width > 0 for width in sizes), f"{html_page.name} has a broken image: {sizes}"
+        assert all(width > 0 for width in sizes), f"{name} has a broken image: {sizes}"
         if has_math(notebook):
             assert local_mathjax() is not None, (
-                "the site needs jupyter-server-mathjax (MathJax for offline equations): "
-                "pip install jupyter-server-mathjax"
+                "the site needs django-static-mathjax (MathJax for offline equations): "
+                "pip install -c requirements/constraints.txt django-static-mathjax"
             )
             page.wait_for_function(
-                "document.querySelectorAll('.MathJax, .MathJax_Display').length > 0",
-                timeout=20_000,
-            )
+                "window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000)
+            page.evaluate("MathJax.startup.promise")  # resolves once the page is typeset
+            typeset = page.evaluate("document.querySelectorAll('mjx-container svg').length")
+            errors = page.evaluate("document.querySelectorAll('mjx-merror').length")
+            assert typeset > 0, f"{name}: MathJax typeset no equation"
+            assert errors == 0, f"{name}: {errors} equation(s) failed to typeset"
+            raw = page.evaluate(
+                "[...document.querySelectorAll('.jp-RenderedMarkdown p')]"
+                ".filter((p) => /\\$[^$\\s][^$]*\\$/.test(p.textContent)).length")
+            assert raw == 0, f"{name}: {raw} paragraph(s) still show $...$ as text"
+        assert page.blocked == [], f"{name} tried to reach the network: {page.blocked[:3]}"
+        assert page.failed == [], f"{name}: requests failed (a missing file?): {page.failed[:3]}"
         lab.shoot(page, f"site-2-{notebook.stem}")
 
 
-def test_saved_widget_state_becomes_a_static_panel(site, offline_page):
+def test_the_sidebar_links_to_every_page(site, served, browser_page):
+    _, notebooks = site
+    page = browser_page
+    every_page = [f"{nb.stem}.html" for nb in notebooks]
+    for notebook in notebooks:
+        name = f"{notebook.stem}.html"
+        open_page(page, served, name)
+        links = page.locator("nav.mlm-sidebar li a")
+        hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+        assert hrefs == every_page, f"{name}: the sidebar lists {hrefs}"
+        current = page.locator("nav.mlm-sidebar li.mlm-current a")
+        assert current.count() == 1 and current.get_attribute("href") == name
+        assert page.locator("nav.mlm-sidebar .mlm-side-title a").get_attribute("href") == (
+            "index.html")
+    open_page(page, served, every_page[0])
+    for target in every_page[1:]:  # follow the sidebar itself, page to page
+        page.locator(f"nav.mlm-sidebar a[href='{target}']").click()
+        page.wait_for_url(served + target)
+        assert page.locator("h1").first.is_visible()
+    lab.shoot(page, "site-4-sidebar")
+
+
+def test_the_table_of_contents_jumps_to_each_heading(site, served, browser_page):
+    _, notebooks = site
+    page = browser_page
+    viewport = lab.VIEWPORT["height"]
+    for notebook in notebooks:
+        name = f"{notebook.stem}.html"
+        open_page(page, served, name)
+        links = page.locator("nav.mlm-toc a")
+        headings = page.locator("main h2, main h3").count()
+        assert links.count() == headings, (
+            f"{name}: {links.count()} contents entries for {headings} headings")
+        for i in range(links.count()):
+            link = links.nth(i)
+            href = link.get_attribute("href")
+            link.click()
+            page.wait_for_function("(h) => location.hash === h", arg=href)
+            top = page.evaluate(
+                "(h) => document.querySelector('a.anchor-link[href=\"' + h + '\"]')"
+                ".parentElement.getBoundingClientRect().top", href)
+            assert -2 <= top < viewport - 40, (
+                f"{name}: after clicking {link.inner_text()!r} the heading is at y={top}")
+    open_page(page, served, f"{notebooks[0].stem}.html")
+    page.locator("nav.mlm-toc a").nth(3).click()
+    page.wait_for_timeout(200)
+    lab.shoot(page, "site-5-toc-jump")
+
+
+def test_download_links_serve_the_notebooks(site, served, browser_page):
     out, notebooks = site
+    page = browser_page
+    for notebook in notebooks:
+        name = f"{notebook.stem}.html"
+        open_page(page, served, name)
+        links = page.locator("p.mlm-downloads a")
+        hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+        expected = {
+            f"{DOWNLOADS}/worked/{notebook.name}": notebook,
+            f"{DOWNLOADS}/release/{notebook.name}": ROOT / "release" / ASSIGNMENT / notebook.name,
+        }
+        assert sorted(hrefs) == sorted(expected), f"{name}: download links {hrefs}"
+        for href, original in expected.items():
+            reply = page.request.get(served + href)
+            assert reply.ok, f"{name}: {href} answered {reply.status}"
+            assert reply.body() == original.read_bytes(), f"{href} is not {original.name}"
+            nbformat.reads(reply.text(), as_version=4)  # a notebook JupyterLab can open
+    open_page(page, served, f"{notebooks[0].stem}.html")
+    with page.expect_download() as download:
+        page.locator("p.mlm-downloads a").first.click()
+    assert download.value.suggested_filename == notebooks[0].name
+
+
+def test_show_the_solution_lines_up_with_the_text(site, served, browser_page):
+    page = browser_page
+    open_page(page, served, "01_corruption.html")
+    summary = page.locator("details.mlm-solution > summary").first
+    summary.scroll_into_view_if_needed()
+    left = summary.evaluate("el => el.getBoundingClientRect().left")
+    text = page.evaluate(
+        "document.querySelector('.jp-MarkdownCell .jp-RenderedMarkdown p')"
+        ".getBoundingClientRect().left")
+    assert abs(left - text) <= 2, f"'Show the solution' starts at x={left}, the text at x={text}"
+    code = page.locator("details.mlm-solution").first.locator(".jp-InputArea-editor")
+    assert not code.is_visible(), "the solution should be folded at first"
+    summary.click()
+    assert code.is_visible(), "clicking 'Show the solution' should unfold the code"
+    page.evaluate("document.querySelector('details.mlm-solution').scrollIntoView()")
+    page.evaluate("window.scrollBy(0, -160)")
+    lab.shoot(page, "site-6-solution-unfolded")
+
+
+def test_saved_widget_state_becomes_a_static_panel(site, served, browser_page):
+    _, notebooks = site
     with_widgets = [
         nb for nb in notebooks
         if "widgets" in json.loads(nb.read_text(encoding="utf-8"))["metadata"]
     ]
     if not with_widgets:
         pytest.skip("no notebook of the reading edition stores widget state yet")
-    page = offline_page
+    page = browser_page
     for notebook in with_widgets:
-        page.goto((out / f"{notebook.stem}.html").as_uri())
+        open_page(page, served, f"{notebook.stem}.html")
         snapshot = page.locator(".mlm-snapshot").first
         snapshot.scroll_into_view_if_needed()
         assert snapshot.locator("input[type=range]").count() >= 1, "the saved sliders are missing"
