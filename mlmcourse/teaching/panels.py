@@ -140,7 +140,10 @@ class EvalPanel:
                     fontsize=8, ha="left", va="bottom", transform=blended)
         (self.nll,) = ax_nll.plot([], [], color=LINE_COLOUR, lw=2)
         (self.nll_end,) = ax_nll.plot([], [], "o", color=LINE_COLOUR, ms=5)
-        self.nll_text = ax_nll.text(0, 0, "", fontsize=9, ha="right", va="bottom")
+        # A white backing keeps the value readable where it sits on a goal line.
+        self.nll_text = ax_nll.text(0, 0, "", fontsize=9, ha="right", va="bottom",
+                                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.8,
+                                              pad=1))
         ax_nll.set(title="Evaluation NLL, all 64 centers", xlabel="update",
                    ylabel="NLL (log scale)", xlim=(-2, N_STEPS + 2))
         ax_nll.grid(alpha=0.3, which="major")
