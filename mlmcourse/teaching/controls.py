@@ -42,7 +42,7 @@ class MixControl:
     """
 
     def __init__(self, on_change: Callable[[Shares], None], shares: Shares = DEFAULT_SHARES,
-                 width: str = "360px") -> None:
+                 width: str = "360px", menu_width: str = "440px") -> None:
         import ipywidgets as widgets
 
         self.on_change = on_change
@@ -51,7 +51,7 @@ class MixControl:
             options=[(_menu_label(m), m) for m in PAPER_MIXES]
             + [("custom (the sliders below)", CUSTOM)],
             value=shares if shares in PAPER_MIXES else CUSTOM, description="mix",
-            style=style, layout=widgets.Layout(width=width))
+            style=style, layout=widgets.Layout(width=menu_width))  # the longest label fits
         common = dict(min=0.0, step=STEP, continuous_update=False, readout_format=".2f",
                       style=style, layout=widgets.Layout(width=width))
         self.mask = widgets.FloatSlider(shares[0], max=1.0, description="[MASK] share", **common)
@@ -94,9 +94,9 @@ class MixControl:
         return close[0] if close else CUSTOM
 
     def _show_keep(self) -> None:
-        mask, random, keep = self.value
+        keep = self.value[2]
         self.keep.value = (f"<div style='margin-left:114px'>keep share: <b>{keep:.2f}</b> "
-                           f"(the rest) · mix used: <b>{mix_text(self.value)}</b></div>")
+                           "(the rest)</div>")
 
     def _on_menu(self, change: dict) -> None:
         if self._quiet or change["new"] == CUSTOM:  # "custom": the sliders already hold the mix
