@@ -3,11 +3,13 @@
 Each slider change re-runs the 100 updates, updates the artists of a blitting
 :class:`~mlmcourse.teaching.panels.Dashboard`, redraws only them over a cached background and
 puts the new picture into one ``ipywidgets.Image``: no flicker, no second figure, nothing left
-behind. The dashboard's figure is a bare :class:`matplotlib.figure.Figure`, never registered with
-pyplot: it cannot leak, be shown twice or be closed by the inline backend. While nbgrader executes
-the notebook (``NBGRADER_EXECUTION`` is set: by nbgrader itself, and by the course's grader,
-:mod:`mlmcourse.grader.engine`, for its trusted kernel) :func:`show_sliders` prints one line
-instead: grading never waits on, or talks to, widgets.
+behind. The mix is one :class:`~mlmcourse.teaching.controls.MixControl` (the paper's mixes or a
+constrained custom mix), shared with notebook 5's panel. The dashboard's figure is a bare
+:class:`matplotlib.figure.Figure`, never registered with pyplot: it cannot leak, be shown twice or
+be closed by the inline backend. While nbgrader executes the notebook (``NBGRADER_EXECUTION`` is
+set: by nbgrader itself, and by the course's grader, :mod:`mlmcourse.grader.engine`, for its
+trusted kernel) :func:`show_sliders` prints one line instead: grading never waits on, or talks
+to, widgets.
 """
 
 from __future__ import annotations
