@@ -80,3 +80,36 @@ def test_loader_says_which_notebook_to_finish(tmp_path):
     blank = ROOT / "release" / "bert_mlm"
     with pytest.raises(NotebookNotReady, match="NotImplementedError"):
         from_notebook(blank, "01_corruption.ipynb", ["make_mlm_inputs"])
+
+
+def run_notebook_cells(path, cell_ids, namespace):
+    """Run some code cells of a source notebook, by id, in ``namespace`` (printing nothing)."""
+    import contextlib
+    import io
+
+    import nbformat
+
+    cells = {cell.id: cell for cell in nbformat.read(path, as_version=4).cells}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell_id in cell_ids:
+            exec(compile(cells[cell_id].source, f"{path.name}:{cell_id}", "exec"), namespace)
+    return namespace
+
+
+# Notebook 4's cells that build the data, the first step and the written-out training loop.
+NOTEBOOK_4_LOOP = ("setup", "data", "first_step", "model_demo", "train_loop")
+
+
+@pytest.mark.parametrize("seed, lr", [(163, 0.08), (7, 0.3), (0, 0.01)])
+def test_notebook_loop_with_torch_adam_is_run_experiment(reference, seed, lr):
+    """The loop notebook 4 shows (torch.optim.Adam) and the package's run_experiment (the graded
+    tests' and the sliders' loop, Adam written out) give the same losses and tables."""
+    make, loss = reference
+    namespace = run_notebook_cells(SOURCE / "04_experiment.ipynb", NOTEBOOK_4_LOOP,
+                                   {"make_mlm_inputs": make, "masked_lm_loss": loss})
+    losses, tables = namespace["train_table"](make, loss, seed=seed, lr=lr)
+    history = experiment.run_experiment(make, loss, seed=seed, lr=lr)
+    assert losses.shape == history.train_loss.shape == (100,)
+    assert tables.shape == history.tables.shape == (101, 16, 4)
+    torch.testing.assert_close(losses, history.train_loss, rtol=0, atol=1e-12)
+    torch.testing.assert_close(tables, history.tables, rtol=0, atol=1e-12)

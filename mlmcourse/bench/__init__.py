@@ -34,7 +34,8 @@ def _mutation() -> int:
 
 
 def _slider() -> int:
-    """One slider update of notebook 4 (100 Adam steps + redraw), median over 30 moves."""
+    """One slider update of notebook 4 and of notebook 5's mix panel (100 Adam steps + redraw),
+    median over 30 moves each."""
     from mlmcourse.bench.slider import main as slider_main
 
     return slider_main()

@@ -21,6 +21,7 @@ change). With the default shares the map is the identity, so the default run is 
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -38,6 +39,16 @@ LR = 0.08
 SEED = 163
 SELECTION_RATE = 0.15
 DEFAULT_SHARES = (0.8, 0.1, 0.1)  # mask, random, keep: the shares make_mlm_inputs assumes
+# The six mixes of BERT's Appendix C.2 as (mask, random, keep) shares, in the paper's order. The
+# paper writes a mix as MASK / SAME / RND: SAME is the keep share and RND the random share.
+PAPER_MIXES = (
+    (0.8, 0.1, 0.1),
+    (1.0, 0.0, 0.0),
+    (0.8, 0.2, 0.0),
+    (0.8, 0.0, 0.2),
+    (0.0, 0.8, 0.2),
+    (0.0, 1.0, 0.0),
+)
 THRESHOLDS = (0.8, 0.9)  # fixed inside make_mlm_inputs
 
 # Acceptance, from the course contract.
@@ -88,6 +99,13 @@ def branch_of(draws: torch.Tensor) -> torch.Tensor:
     return (draws >= low).long() + (draws >= high).long()
 
 
+@functools.cache
+def _below(edge: float, dtype: torch.dtype) -> float:
+    """The largest value of ``dtype`` below ``edge`` (cached: shape_draws runs at every step)."""
+    edge_tensor = torch.tensor(edge, dtype=dtype)
+    return torch.nextafter(edge_tensor, torch.zeros_like(edge_tensor)).item()
+
+
 def shape_draws(u: torch.Tensor, shares: tuple[float, float, float]) -> torch.Tensor:
     """Map uniform ``u`` in [0, 1) onto draws with the wanted branch shares.
 
@@ -109,9 +127,7 @@ def shape_draws(u: torch.Tensor, shares: tuple[float, float, float]) -> torch.Te
         scale = (d_edges[i + 1] - d_edges[i]) / max(hi - lo, 1e-300)
         mapped = d_edges[i] + (u - lo) * scale
         # Rounding must never push a draw across a threshold or onto 1.0.
-        edge = torch.tensor(d_edges[i + 1], dtype=u.dtype)
-        top = torch.nextafter(edge, torch.zeros_like(edge)).item()  # largest value below the edge
-        mapped = mapped.clamp(d_edges[i], top)
+        mapped = mapped.clamp(d_edges[i], _below(d_edges[i + 1], u.dtype))
         out = torch.where(inside, mapped, out)
     return out
 
@@ -215,7 +231,7 @@ def _resolve(settings: Settings | None, overrides: dict[str, object]) -> Setting
 
 
 @contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
+def one_thread() -> Iterator[None]:
     """Run on one thread: the tensors are tiny, and a second thread that waits for a busy
     core made a run an order of magnitude slower on the 2-core course machine."""
     before = torch.get_num_threads()
@@ -243,7 +259,7 @@ def train(
     """
     settings = _resolve(settings, overrides)
     tokens = make_tokens() if tokens is None else tokens
-    with _one_thread():
+    with one_thread():
         return _train(make_mlm_inputs, masked_lm_loss, model, settings, tokens)
 
 
@@ -348,7 +364,7 @@ def run_experiment(
     ``run_experiment(f, g, seed=3, lr=0.1)`` is short for passing ``Settings(seed=3, lr=0.1)``.
     """
     settings = _resolve(settings, overrides)
-    with _one_thread():
+    with one_thread():
         trace = train(make_mlm_inputs, masked_lm_loss, ContextTable(), settings)
         tokens = make_tokens()
         tables = trace.snapshots[0]

@@ -67,13 +67,19 @@ def format_nll(value: float) -> str:
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
 
 
+def format_lr(lr: float) -> str:
+    """Three significant digits: the log slider's 0.0050118... reads 0.00501."""
+    return f"{lr:.3g}"
+
+
 def mix_label(shares: Sequence[float]) -> str:
     mask, random, keep = normalize_shares(*shares)
     return f"{100 * mask:.0f}/{100 * random:.0f}/{100 * keep:.0f}"
 
 
 def settings_label(settings: Settings) -> str:
-    return (f"seed {settings.seed} · lr {settings.lr:g} · selection {settings.selection_rate:g} · "
+    return (f"seed {settings.seed} · lr {format_lr(settings.lr)} · "
+            f"selection {settings.selection_rate:g} · "
             f"mask/random/keep {mix_label(settings.shares)}")
 
 
@@ -123,16 +129,21 @@ class EvalPanel:
         fraction = MAX_FRACTION_OF_INITIAL * INITIAL_NLL
         ax_nll.axhline(fraction, color=PASS_COLOUR, lw=1, ls="--")
         ax_nll.axhline(INITIAL_NLL, color=REFERENCE_COLOUR, ls=":", lw=1)
+        # The goal labels sit on the left, where every run is still near ln 4: on the right they
+        # collided with the label of the curve's end whenever a run ends near the goal.
         blended = ax_nll.get_yaxis_transform()
-        ax_nll.text(0.98, MAX_FINAL_NLL * 0.93, f"goal: NLL < {MAX_FINAL_NLL}", color=PASS_COLOUR,
-                    fontsize=8, ha="right", va="top", transform=blended)
-        ax_nll.text(0.98, fraction * 1.05, f"10% of the start: {fraction:.3f}", color=PASS_COLOUR,
-                    fontsize=8, ha="right", va="bottom", transform=blended)
+        ax_nll.text(0.03, MAX_FINAL_NLL * 0.93, f"goal: NLL < {MAX_FINAL_NLL}", color=PASS_COLOUR,
+                    fontsize=8, ha="left", va="top", transform=blended)
+        ax_nll.text(0.03, fraction * 1.05, f"10% of start: {fraction:.3f}", color=PASS_COLOUR,
+                    fontsize=8, ha="left", va="bottom", transform=blended)
         ax_nll.text(0.03, INITIAL_NLL * 1.1, f"start: {UNIFORM_GUESS}", color=NOTE_COLOUR,
                     fontsize=8, ha="left", va="bottom", transform=blended)
         (self.nll,) = ax_nll.plot([], [], color=LINE_COLOUR, lw=2)
         (self.nll_end,) = ax_nll.plot([], [], "o", color=LINE_COLOUR, ms=5)
-        self.nll_text = ax_nll.text(0, 0, "", fontsize=9, ha="right", va="bottom")
+        # A white backing keeps the value readable where it sits on a goal line.
+        self.nll_text = ax_nll.text(0, 0, "", fontsize=9, ha="right", va="bottom",
+                                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.8,
+                                              pad=1))
         ax_nll.set(title="Evaluation NLL, all 64 centers", xlabel="update",
                    ylabel="NLL (log scale)", xlim=(-2, N_STEPS + 2))
         ax_nll.grid(alpha=0.3, which="major")
@@ -169,41 +180,60 @@ class EvalPanel:
 
 
 class TablePanel:
-    """The learned table softmax(W) next to the true rule, one row per (left, right) pair."""
+    """The learned table softmax(W) next to the true rule, one line per (left, right) pair.
 
-    def __init__(self, ax_learned: Axes, ax_truth: Axes) -> None:
-        self.ax_learned, self.ax_truth = ax_learned, ax_truth
+    Upright (the dashboard's narrow column) a pair is a row; ``wide=True`` (the notebook's own
+    figure, as wide as the page) turns both tables on their side: a pair is a column.
+    """
+
+    def __init__(self, ax_learned: Axes, ax_truth: Axes, wide: bool = False,
+                 labelsize: float = 8.5) -> None:
+        self.ax_learned, self.ax_truth, self.wide = ax_learned, ax_truth, wide
         pairs = torch.arange(VOCAB_SIZE**2)
         left, right = pairs // VOCAB_SIZE, pairs % VOCAB_SIZE
         self.truth = true_center(left, right).numpy()
-        onehot = np.eye(VOCAB_SIZE)[self.truth]
         style = dict(aspect="auto", vmin=0, vmax=1, cmap="Blues", interpolation="nearest")
-        self.image = ax_learned.imshow(np.full((VOCAB_SIZE**2, VOCAB_SIZE), 0.25), **style)
-        ax_truth.imshow(onehot, **style)
+        self.image = ax_learned.imshow(self._oriented(np.full((VOCAB_SIZE**2, VOCAB_SIZE), 0.25)),
+                                       **style)
+        ax_truth.imshow(self._oriented(np.eye(VOCAB_SIZE)[self.truth]), **style)
         self.wrong = ax_learned.scatter([], [], marker="x", color=FAIL_COLOUR, s=40, lw=2)
-        row_labels = [f"{a} {b}" for a, b in zip(left.tolist(), right.tolist(), strict=True)]
+        pair_labels = [f"{a} {b}" for a, b in zip(left.tolist(), right.tolist(), strict=True)]
         for ax in (ax_learned, ax_truth):
-            ax.set_xticks(range(VOCAB_SIZE))
-            ax.set_xlabel("center")
-            ax.set_yticks(range(VOCAB_SIZE**2))
-            ax.tick_params(axis="y", labelsize=7, length=0)
-            ax.tick_params(axis="x", labelsize=8)
-        ax_learned.set_yticklabels(row_labels)
-        ax_learned.set_ylabel("left right")
-        ax_truth.set_yticklabels([])
-        ax_learned.set_title("learned\nsoftmax(W)", fontsize=10)
-        ax_truth.set_title(f"true rule\n(2·left+right) % {VOCAB_SIZE}", fontsize=10)
+            self._label_axes(ax, pair_labels, labelsize)
+        if wide:
+            ax_learned.tick_params(labelbottom=False)
+            ax_learned.set_xlabel("")
+            ax_learned.set_title("learned: softmax(W), one column per (left, right) pair",
+                                 fontsize=10)
+            ax_truth.set_title(f"true rule: center = (2·left + right) % {VOCAB_SIZE}",
+                               fontsize=10)
+        else:
+            ax_truth.set_yticklabels([])
+            ax_truth.set_ylabel("")
+            ax_learned.set_title("learned\nsoftmax(W)", fontsize=10)
+            ax_truth.set_title(f"true rule\n(2·left+right) % {VOCAB_SIZE}", fontsize=10)
         self.artists = [self.image, self.wrong]
+
+    def _oriented(self, table: np.ndarray) -> np.ndarray:
+        return table.T if self.wide else table
+
+    def _label_axes(self, ax: Axes, pair_labels: list[str], labelsize: float) -> None:
+        pair_axis, center_axis = (ax.xaxis, ax.yaxis) if self.wide else (ax.yaxis, ax.xaxis)
+        pair_axis.set_ticks(range(VOCAB_SIZE**2), pair_labels)
+        pair_axis.set_label_text("left right")
+        center_axis.set_ticks(range(VOCAB_SIZE))
+        center_axis.set_label_text("center")
+        ax.tick_params(labelsize=labelsize, length=0)
 
     def update(self, history: History) -> None:
         logits = history.tables[-1].numpy()
         probs = np.exp(logits - logits.max(axis=1, keepdims=True))
         probs /= probs.sum(axis=1, keepdims=True)
-        self.image.set_data(probs)
+        self.image.set_data(self._oriented(probs))
         guess = probs.argmax(axis=1)
         rows = np.flatnonzero(guess != self.truth)
-        self.wrong.set_offsets(np.column_stack([guess[rows], rows]) if rows.size else
-                               np.empty((0, 2)))
+        points = np.column_stack([guess[rows], rows]) if rows.size else np.empty((0, 2))
+        self.wrong.set_offsets(points[:, ::-1] if self.wide else points)
 
 
 class DrawPanel:
@@ -306,12 +336,7 @@ class Dashboard:
         if blit:  # text is the slowest thing to draw: these two live in the HTML badge
             self.badge.set_visible(False)
             self.where.set_visible(False)
-        self.blit = blit
-        self._background = None
-        if blit:
-            FigureCanvasAgg(fig)  # a canvas of its own: no pyplot manager, no GUI
-            for artist in self.dynamic:
-                artist.set_animated(True)  # left out of the background, drawn per update
+        self.blit = BlitRenderer(fig, self.dynamic) if blit else None
 
     def update(self, history: History, step: int = 1) -> None:
         result = acceptance(history)
@@ -325,8 +350,24 @@ class Dashboard:
 
     def render(self) -> bytes:
         """The figure as it stands: JPEG bytes when blitting, else PNG bytes."""
-        if not self.blit:
-            return render_png(self.fig)
+        return self.blit.render() if self.blit else render_png(self.fig)
+
+
+class BlitRenderer:
+    """Draws a figure's static parts once and then only its changing artists, as JPEG bytes.
+
+    The slider panels of notebooks 4 and 5 use it: axes, ticks and labels are drawn once and kept
+    as a background; a render restores it and draws the ``dynamic`` artists on top.
+    """
+
+    def __init__(self, fig: Figure, dynamic: Sequence) -> None:
+        self.fig, self.dynamic = fig, list(dynamic)
+        self._background = None
+        FigureCanvasAgg(fig)  # a canvas of its own: no pyplot manager, no GUI
+        for artist in self.dynamic:
+            artist.set_animated(True)  # left out of the background, drawn per update
+
+    def render(self) -> bytes:
         canvas = self.fig.canvas
         if self._background is None:
             canvas.draw()
@@ -367,10 +408,12 @@ def plot_eval(history: History) -> Figure:
 
 
 def plot_tables(history: History) -> Figure:
-    fig, (ax_learned, ax_truth) = plt.subplots(1, 2, figsize=(4.0, 5.2), layout="constrained")
-    panel = TablePanel(ax_learned, ax_truth)
+    """Both tables on their side, one above the other: the figure uses the page's width."""
+    fig, (ax_learned, ax_truth) = plt.subplots(2, 1, figsize=(10, 4.4), layout="constrained")
+    panel = TablePanel(ax_learned, ax_truth, wide=True, labelsize=10)
     panel.update(history)
-    fig.colorbar(panel.image, ax=[ax_learned, ax_truth], shrink=0.6, label="probability")
+    fig.colorbar(panel.image, ax=[ax_learned, ax_truth], shrink=0.9, aspect=15,
+                 label="probability")
     return fig
 
 
@@ -441,6 +484,7 @@ def _setting_value(name: str, settings: Settings) -> str:
 
 
 __all__ = [
+    "BlitRenderer",
     "Dashboard",
     "DrawPanel",
     "EvalPanel",

@@ -3,30 +3,26 @@
 Each slider change re-runs the 100 updates, updates the artists of a blitting
 :class:`~mlmcourse.teaching.panels.Dashboard`, redraws only them over a cached background and
 puts the new picture into one ``ipywidgets.Image``: no flicker, no second figure, nothing left
-behind. The dashboard's figure is a bare :class:`matplotlib.figure.Figure`, never registered with
-pyplot: it cannot leak, be shown twice or be closed by the inline backend. While nbgrader executes
-the notebook (``NBGRADER_EXECUTION`` is set: by nbgrader itself, and by the course's grader,
-:mod:`mlmcourse.grader.engine`, for its trusted kernel) :func:`show_sliders` prints one line
-instead: grading never waits on, or talks to, widgets.
+behind. The mix is one :class:`~mlmcourse.teaching.controls.MixControl` (the paper's mixes or a
+constrained custom mix), shared with notebook 5's panel. The dashboard's figure is a bare
+:class:`matplotlib.figure.Figure`, never registered with pyplot: it cannot leak, be shown twice or
+be closed by the inline backend. While nbgrader executes the notebook (``NBGRADER_EXECUTION`` is
+set: by nbgrader itself, and by the course's grader, :mod:`mlmcourse.grader.engine`, for its
+trusted kernel) :func:`show_sliders` prints one line instead: grading never waits on, or talks
+to, widgets.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 
 from matplotlib.figure import Figure
 
+from mlmcourse.teaching.controls import MixControl
 from mlmcourse.teaching.experiment import History, Settings, acceptance, run_experiment
-from mlmcourse.teaching.palette import FAIL_COLOUR
-from mlmcourse.teaching.panels import (
-    DASHBOARD_DPI,
-    DASHBOARD_SIZE,
-    Dashboard,
-    badge_html,
-    mix_label,
-)
+from mlmcourse.teaching.panels import DASHBOARD_DPI, DASHBOARD_SIZE, Dashboard, badge_html
 
 NBGRADER_NOTE = "Sliders are off while nbgrader executes this notebook (NBGRADER_EXECUTION is set)."
 
@@ -45,12 +41,7 @@ class SliderPanel:
                       layout=widgets.Layout(width="360px"))
         self.rate = widgets.FloatSlider(d.selection_rate, min=0.01, max=1.0, step=0.01,
                                         description="selection rate", **common)
-        self.mask = widgets.FloatSlider(d.shares[0], min=0, max=1, step=0.05,
-                                        description="[MASK] share", **common)
-        self.random = widgets.FloatSlider(d.shares[1], min=0, max=1, step=0.05,
-                                          description="random share", **common)
-        self.keep = widgets.FloatSlider(d.shares[2], min=0, max=1, step=0.05,
-                                        description="keep share", **common)
+        self.mix = MixControl(self._on_change, d.shares)
         self.seed = widgets.IntSlider(d.seed, min=0, max=999, description="seed", **common)
         self.lr = widgets.FloatLogSlider(d.lr, base=10, min=-3, max=0.5, step=0.05,
                                          readout_format=".3g", description="lr", **common)
@@ -59,7 +50,6 @@ class SliderPanel:
         self.reset = widgets.Button(
             description="reset to the protocol", icon="undo", layout=widgets.Layout(width="auto")
         )
-        self.mix = widgets.HTML()
         self.badge = widgets.HTML()
         self.out = widgets.Output()  # errors and messages land here, in front of the student
         # Not a pyplot figure: the inline backend never shows, duplicates or closes it.
@@ -68,26 +58,23 @@ class SliderPanel:
         self.image = widgets.Image(format="jpeg", layout=widgets.Layout(max_width="100%"))
         self.history: History | None = None
         self._error_shown = False
-        self.runs = [self.rate, self.mask, self.random, self.keep, self.seed, self.lr]
+        self.runs = [self.rate, self.seed, self.lr]
         for slider in self.runs:
             slider.observe(self._on_change, names="value")
         self.step.observe(self._on_step, names="value")
         self.reset.on_click(self._on_reset)
         left = widgets.VBox([self.rate, self.seed, self.lr, self.step, self.reset])
-        right = widgets.VBox([self.mask, self.random, self.keep, self.mix])
+        right = self.mix.widget
         self.widget = widgets.VBox([widgets.HBox([left, right]), self.badge, self.out, self.image])
         self._guarded(self.update)
 
     def settings(self) -> Settings:
-        shares = (self.mask.value, self.random.value, self.keep.value)
         return replace(self.defaults, seed=int(self.seed.value), lr=float(self.lr.value),
-                       selection_rate=float(self.rate.value), shares=shares)
+                       selection_rate=float(self.rate.value), shares=self.mix.value)
 
     def update(self) -> None:
         """Re-run the experiment with the sliders' values and redraw (what one change costs)."""
-        settings = self.settings()
-        self.mix.value = self._mix_html(settings.shares)
-        self.history = run_experiment(*self.functions, settings)
+        self.history = run_experiment(*self.functions, self.settings())
         self.redraw()
 
     def redraw(self) -> None:
@@ -121,20 +108,11 @@ class SliderPanel:
                 slider.unobserve(self._on_change, names="value")
             try:
                 self.rate.value, self.seed.value, self.lr.value = d.selection_rate, d.seed, d.lr
-                self.mask.value, self.random.value, self.keep.value = d.shares
+                self.mix.set(d.shares)
             finally:
                 for slider in self.runs:
                     slider.observe(self._on_change, names="value")
         self._guarded(self.update)
-
-    @staticmethod
-    def _mix_html(shares: Sequence[float]) -> str:
-        try:
-            label = mix_label(shares)
-        except ValueError:
-            return f"<span style='color:{FAIL_COLOUR}'>set at least one share above 0</span>"
-        note = "" if abs(sum(shares) - 1) < 1e-9 else " (the three shares, scaled to sum to 1)"
-        return f"mix used: <b>{label}</b>{note}"
 
 
 def show_sliders(make_mlm_inputs: Callable, masked_lm_loss: Callable) -> SliderPanel | None:

@@ -1,4 +1,5 @@
-"""The experiment notebook in JupyterLab: every slider redraws the one figure, fast enough."""
+"""The panels of notebooks 4 and 5 in JupyterLab: every slider and menu redraws the one figure,
+fast enough."""
 
 from __future__ import annotations
 
@@ -13,12 +14,16 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-NOTEBOOK = "notebooks/04_experiment.ipynb"  # the reading edition: answers filled in
+# The reading edition (answers filled in): each panel notebook and where its timings go.
+PANELS = {
+    "notebooks/04_experiment.ipynb": ROOT / "build" / "experiment-slider-latency.json",
+    "notebooks/05_why_80_10_10.ipynb": ROOT / "build" / "mix-panel-latency.json",
+}
 TARGET_MS = 300.0
-RESULT = ROOT / "build" / "experiment-slider-latency.json"
 
-# In the page: the time of the key press (capture phase, before the slider sees it) and of the
-# first plot image that replaces the old one in the slider's cell, once decoded (ready to paint).
+# In the page: the time of the key press or menu choice (capture phase, before the control sees
+# it) and of the first plot image that replaces the old one in the panel's cell, once decoded
+# (ready to paint).
 # A redraw makes a new <img> element even when the picture is the same, so both count.
 WATCH = """
 (cell) => {
@@ -26,6 +31,9 @@ WATCH = """
     const images = () => [...cell.querySelectorAll('.jp-OutputArea-output img')];
     document.addEventListener('keydown', (event) => {
         if (event.key.startsWith('Arrow') && state.t0 === null) state.t0 = performance.now();
+    }, {capture: true});
+    document.addEventListener('change', (event) => {
+        if (event.target.tagName === 'SELECT' && state.t0 === null) state.t0 = performance.now();
     }, {capture: true});
     const check = () => {
         if (state.t0 === null || state.t1 !== null) return;
@@ -62,16 +70,18 @@ WATCH = """
 """
 
 
-@pytest.fixture(scope="module")
-def experiment(built_course, tmp_path_factory):
-    """JupyterLab on a copy of the built course (the shared build stays untouched)."""
-    if not (built_course / NOTEBOOK).is_file():
-        pytest.skip(f"{NOTEBOOK} does not exist yet: notebook 4 (the experiment) is not written")
+@pytest.fixture(scope="module", params=list(PANELS))
+def experiment(request, built_course, tmp_path_factory):
+    """JupyterLab on a copy of the built course (the shared build stays untouched), one panel
+    notebook open; yields the page and the notebook's path."""
+    notebook = request.param
+    if not (built_course / notebook).is_file():
+        pytest.skip(f"{notebook} does not exist yet")
     course = tmp_path_factory.mktemp("experiment") / "course"
     shutil.copytree(built_course, course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     with lab.chromium_page() as page, lab.serve_lab(course, course.parent / "lab") as url:
-        lab.open_notebook(page, url, NOTEBOOK)
-        yield page
+        lab.open_notebook(page, url, notebook)
+        yield page, notebook
 
 
 BACK = {"ArrowRight": "ArrowLeft", "ArrowLeft": "ArrowRight"}
@@ -84,65 +94,89 @@ def slider_key(handle) -> str:
 
 
 def test_every_slider_redraws_the_one_figure(experiment, capsys):
-    page = experiment
+    page, notebook = experiment
+    short = notebook.split("/")[-1].split("_")[0]  # "04", "05"
     lab.run_all(page)
     errors = lab.error_outputs(page)
-    assert errors.count() == 0, f"a cell of notebook 4 failed:\n{errors.first.inner_text()}"
+    assert errors.count() == 0, f"a cell of {notebook} failed:\n{errors.first.inner_text()}"
     sliders = page.locator(f"{lab.NOTEBOOK} .widget-slider")
-    assert sliders.count() >= 1, "notebook 4 shows no sliders after Run All"
+    assert sliders.count() >= 1, f"{notebook} shows no sliders after Run All"
     cell = sliders.first.locator(
         "xpath=ancestor::div[contains(concat(' ', @class, ' '), ' jp-Cell ')][1]"
     )
+    sliders = cell.locator(".widget-slider")
+    menus = cell.locator(".widget-dropdown select")
     cell.scroll_into_view_if_needed()
     cell.evaluate(WATCH)
     figures = page.evaluate("window.__slider.count()")
-    assert figures >= 1, "the slider cell shows no figure after Run All"
+    assert figures >= 1, "the panel's cell shows no figure after Run All"
     all_images = page.locator(f"{lab.NOTEBOOK} .jp-OutputArea-output img").count()
-    lab.shoot(page, "experiment-1-after-run-all")
+    lab.shoot(page, f"panel-{short}-1-after-run-all")
 
     timings, names = [], []
+
+    def redraw(name: str, act) -> None:
+        """Do one change; it must draw one new picture in place of the old one."""
+        before = page.evaluate("window.__slider.signatures()")
+        page.evaluate("window.__slider.arm()")
+        act()
+        try:
+            page.wait_for_function("window.__slider.done()", timeout=30_000, polling=20)
+        except PlaywrightTimeout:
+            pytest.fail(f"changing '{name}' drew no new plot within 30 s")
+        after = page.evaluate("window.__slider.signatures()")
+        if after == before:
+            pytest.fail(f"changing '{name}' redrew the same picture: the plot ignores it")
+        assert len(after) == figures, (
+            f"changing '{name}' left {len(after)} figures in the cell (expected {figures})"
+        )
+        timings.append(page.evaluate("window.__slider.elapsed()"))
+        names.append(name)
+
     for index in range(sliders.count()):
         slider = sliders.nth(index)
         name = slider.locator(".widget-label").inner_text().strip() or f"slider {index}"
         handle = slider.locator(".noUi-handle").first
         there = slider_key(handle)
         for key in (there, BACK[there]):  # there and back: two samples per slider
-            before = page.evaluate("window.__slider.signatures()")
-            page.evaluate("window.__slider.arm()")
             readout = slider.locator(".widget-readout").inner_text()
-            handle.focus()
-            page.keyboard.press(key)
-            try:
-                page.wait_for_function("window.__slider.done()", timeout=30_000, polling=20)
-            except PlaywrightTimeout:
-                pytest.fail(f"moving '{name}' drew no new plot within 30 s")
+
+            def press(key=key, handle=handle) -> None:
+                handle.focus()
+                page.keyboard.press(key)
+
+            redraw(name, press)
             assert slider.locator(".widget-readout").inner_text() != readout, (
                 f"slider '{name}' did not move"
             )
-            after = page.evaluate("window.__slider.signatures()")
-            if after == before:
-                pytest.fail(f"moving '{name}' redrew the same picture: the plot ignores it")
-            assert len(after) == figures, (
-                f"moving '{name}' left {len(after)} figures in the cell (expected {figures})"
-            )
-            timings.append(page.evaluate("window.__slider.elapsed()"))
-            names.append(name)
-        lab.shoot(page, f"experiment-2-slider-{index + 1}")
+        lab.shoot(page, f"panel-{short}-2-slider-{index + 1}")
+    for index in range(menus.count()):  # the mix menu: another mix, then back
+        menu = menus.nth(index)
+        first = menu.input_value()
+        options = menu.locator("option")
+        other = next(options.nth(i).get_attribute("value") for i in range(options.count())
+                     if options.nth(i).get_attribute("value") != first)
+        for value in (other, first):
+            redraw(f"menu {index + 1}", lambda value=value, menu=menu: menu.select_option(value))
+            assert menu.input_value() == value, "the menu did not take the choice"
+        lab.shoot(page, f"panel-{short}-3-menu-{index + 1}")
     assert page.locator(f"{lab.NOTEBOOK} .jp-OutputArea-output img").count() == all_images, (
-        "a slider added a figure somewhere in the notebook"
+        "a control added a figure somewhere in the notebook"
     )
-    assert lab.error_outputs(page).count() == 0, "a slider change raised an error"
+    assert lab.error_outputs(page).count() == 0, "a control change raised an error"
 
     median = statistics.median(timings)
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps({
-        "what": "slider change (key press) to the new plot image decoded, JupyterLab + Chromium",
+    result = PANELS[notebook]
+    result.parent.mkdir(parents=True, exist_ok=True)
+    result.write_text(json.dumps({
+        "what": f"{notebook}: control change (key press or menu choice) to the new plot image "
+                "decoded, JupyterLab + Chromium",
         "median_ms": round(median, 1),
         "target_ms": TARGET_MS,
-        "samples_ms": {f"{n} #{i % 2 + 1}": round(t, 1)
+        "samples_ms": {f"{n} #{i}": round(t, 1)
                        for i, (n, t) in enumerate(zip(names, timings, strict=True))},
     }, indent=1) + "\n")
     with capsys.disabled():
-        print(f"\nexperiment sliders: median {median:.0f} ms from slider change to new image "
-              f"over {len(timings)} moves (target {TARGET_MS:.0f} ms); written to "
-              f"{RESULT.relative_to(ROOT)}")
+        print(f"\n{notebook}: median {median:.0f} ms from control change to new image "
+              f"over {len(timings)} changes (target {TARGET_MS:.0f} ms); written to "
+              f"{result.relative_to(ROOT)}")
