@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, pending_public_part
 
 from mlmcourse.course import nbio
-from mlmcourse.course.cells import grade_id, is_graded, is_solution, nbgrader_meta
+from mlmcourse.course.cells import (
+    grade_id,
+    is_graded,
+    is_solution,
+    nbgrader_meta,
+    without_hidden_tests,
+)
 from mlmcourse.course.layout import source_notebooks
 
 NOTEBOOKS = source_notebooks(ROOT)
@@ -56,3 +63,37 @@ def test_graded_cells_open_with_a_docstring_and_hold_hidden_tests(path):
 def test_every_notebook_starts_with_a_setup_cell(path):
     code = [cell for cell in nbio.read(path).cells if cell.cell_type == "code"]
     assert grade_id(code[0]) == "setup", f"{path.name}: the first code cell must be `setup`"
+
+
+# The visible-check helpers return None, so a cell ending with a call to one echoes nothing.
+NONE_RETURNING_CHECKS = {"expect", "expect_equal", "expect_close", "expect_raises",
+                         "expect_no_library_loss"}
+
+
+def echoes_a_value(statement: ast.stmt) -> bool:
+    """Would IPython show this last statement as Out[n]? (nbgrader then reads it as a grade)"""
+    if not isinstance(statement, ast.Expr):
+        return False
+    call = statement.value
+    return not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                and call.func.id in NONE_RETURNING_CHECKS)
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(path, marks=pending_public_part(path.stem), id=path.name) for path in NOTEBOOKS
+])
+def test_graded_cells_have_a_public_part_that_echoes_nothing(path):
+    """Between the docstring and the hidden tests: a short check the released cell runs, whose
+    last statement is no value (a released cell holding only its docstring echoes it as Out[n],
+    and nbgrader's Validate warns that it "cannot be converted to a float")."""
+    for cell in nbio.read(path).cells:
+        if not is_graded(cell):
+            continue
+        released = ast.parse(without_hidden_tests(cell.source)).body
+        public = released[1:]  # after the docstring
+        assert public, f"{path.name} {grade_id(cell)}: no public part before the hidden tests"
+        assert len(without_hidden_tests(cell.source).split("\n")) <= 5, (
+            f"{path.name} {grade_id(cell)}: keep the public part to 1-4 lines")
+        assert not echoes_a_value(public[-1]), (
+            f"{path.name} {grade_id(cell)}: the public part ends with an expression that has a "
+            "value, so the released cell prints Out[n]")
