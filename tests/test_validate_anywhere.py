@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow  # one release build, then two notebook runs per n
 
 PASSED = "Success! Your notebook passes all the tests."
 FAILED = "VALIDATION FAILED ON"
-FLOAT_WARNING = "cannot be converted to a float"
+FLOAT_WARNING = "cannot be converted to"  # "... a float": nbgrader wraps the line there
 
 # One typical wrong answer per graded notebook, and a phrase of the public-part message its
 # Validate must show (so it fails for the right reason, not because the notebook broke; None
