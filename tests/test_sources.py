@@ -68,6 +68,7 @@ def test_every_notebook_starts_with_a_setup_cell(path):
 # The visible-check helpers return None, so a cell ending with a call to one echoes nothing.
 NONE_RETURNING_CHECKS = {"expect", "expect_equal", "expect_close", "expect_raises",
                          "expect_no_library_loss"}
+PUBLIC_PART_LINES = 6  # the import, `with stderr_as_output():` and at most four checks
 
 
 def echoes_a_value(statement: ast.stmt) -> bool:
@@ -79,21 +80,39 @@ def echoes_a_value(statement: ast.stmt) -> bool:
                 and call.func.id in NONE_RETURNING_CHECKS)
 
 
-@pytest.mark.parametrize("path", [
-    pytest.param(path, marks=pending_public_part(path.stem), id=path.name) for path in NOTEBOOKS
-])
+def public_parts(path):
+    """(grade_id, the statements between the docstring and the hidden tests, their line count)"""
+    for cell in nbio.read(path).cells:
+        if is_graded(cell):
+            released = without_hidden_tests(cell.source)
+            yield grade_id(cell), ast.parse(released).body[1:], len(released.split("\n")) - 1
+
+
+def with_pending(notebooks):
+    return [pytest.param(path, marks=pending_public_part(path.stem), id=path.name)
+            for path in notebooks]
+
+
+@pytest.mark.parametrize("path", with_pending(NOTEBOOKS))
 def test_graded_cells_have_a_public_part_that_echoes_nothing(path):
     """Between the docstring and the hidden tests: a short check the released cell runs, whose
     last statement is no value (a released cell holding only its docstring echoes it as Out[n],
     and nbgrader's Validate warns that it "cannot be converted to a float")."""
-    for cell in nbio.read(path).cells:
-        if not is_graded(cell):
-            continue
-        released = ast.parse(without_hidden_tests(cell.source)).body
-        public = released[1:]  # after the docstring
-        assert public, f"{path.name} {grade_id(cell)}: no public part before the hidden tests"
-        assert len(without_hidden_tests(cell.source).split("\n")) <= 5, (
-            f"{path.name} {grade_id(cell)}: keep the public part to 1-4 lines")
+    for gid, public, lines in public_parts(path):
+        assert public, f"{path.name} {gid}: no public part before the hidden tests"
+        assert lines <= PUBLIC_PART_LINES, f"{path.name} {gid}: a public part of {lines} lines"
         assert not echoes_a_value(public[-1]), (
-            f"{path.name} {grade_id(cell)}: the public part ends with an expression that has a "
-            "value, so the released cell prints Out[n]")
+            f"{path.name} {gid}: the public part ends with an expression that has a value, so "
+            "the released cell prints Out[n]")
+
+
+@pytest.mark.parametrize("path", with_pending(NOTEBOOKS))
+def test_public_parts_call_the_student_inside_stderr_as_output(path):
+    """Validate fails a graded cell that writes to stderr, grading does not: the public part
+    is an import, then one `with stderr_as_output():` block holding every check."""
+    for gid, public, _ in public_parts(path):
+        kinds = [type(statement).__name__ for statement in public]
+        assert kinds == ["ImportFrom", "With"], f"{path.name} {gid}: public part is {kinds}"
+        manager = public[1].items[0].context_expr
+        assert isinstance(manager, ast.Call) and getattr(manager.func, "id", None) == (
+            "stderr_as_output"), f"{path.name} {gid}: the checks are not in stderr_as_output()"

@@ -100,3 +100,14 @@ def test_validate_tells_the_truth_without_course_config(course, tmp_path, name):
     assert phrase is None or phrase in wrong, (
         f"{student_id} fails Validate without {phrase!r}:\n{wrong[-3000:]}")
     assert FLOAT_WARNING not in wrong, f"Validate warns about an Out[n]:\n{wrong[-3000:]}"
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pending_public_part(name), id=name)
+    for name in ("01_corruption", "03_empty_mask_and_gradient")
+])
+def test_a_right_answer_that_writes_to_stderr_passes_validate(course, tmp_path, name):
+    """nbgrader fails a graded cell with stderr output; the grader gives full marks, so the
+    public parts run the student's function inside stderr_as_output()."""
+    output = validate(student_home(course, tmp_path, name, "honest_stderr_every_call"), tmp_path)
+    assert PASSED in output, f"a right answer that warns fails Validate:\n{output[-3000:]}"
