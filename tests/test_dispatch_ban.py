@@ -202,9 +202,10 @@ def test_reported_names_are_plain_capped_strings():
 
 
 def rule_test(notebook: str, grade_id: str) -> str:
-    """The source of a notebook's hidden rule test, as the trusted kernel runs it."""
-    nb = nbio.read(ROOT / "source" / "bert_mlm" / f"{notebook}.ipynb")
-    return cells_by_grade_id(nb)[grade_id].source
+    """The source of a notebook's rule test (public part and hidden tests), as the trusted kernel
+    runs it: after the notebook's setup cell (the public part uses its imports)."""
+    cells = cells_by_grade_id(nbio.read(ROOT / "source" / "bert_mlm" / f"{notebook}.ipynb"))
+    return cells["setup"].source + "\n" + cells[grade_id].source
 
 
 @pytest.mark.parametrize(("student_names", "fails"), [

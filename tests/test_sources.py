@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, pending_public_part
 
 from mlmcourse.course import nbio
-from mlmcourse.course.cells import grade_id, is_graded, is_solution, nbgrader_meta
+from mlmcourse.course.cells import (
+    grade_id,
+    is_graded,
+    is_solution,
+    nbgrader_meta,
+    without_hidden_tests,
+)
 from mlmcourse.course.layout import source_notebooks
 
 NOTEBOOKS = source_notebooks(ROOT)
@@ -56,3 +63,56 @@ def test_graded_cells_open_with_a_docstring_and_hold_hidden_tests(path):
 def test_every_notebook_starts_with_a_setup_cell(path):
     code = [cell for cell in nbio.read(path).cells if cell.cell_type == "code"]
     assert grade_id(code[0]) == "setup", f"{path.name}: the first code cell must be `setup`"
+
+
+# The visible-check helpers return None, so a cell ending with a call to one echoes nothing.
+NONE_RETURNING_CHECKS = {"expect", "expect_equal", "expect_close", "expect_raises",
+                         "expect_no_library_loss"}
+PUBLIC_PART_LINES = 6  # the import, `with stderr_as_output():` and at most four checks
+
+
+def echoes_a_value(statement: ast.stmt) -> bool:
+    """Would IPython show this last statement as Out[n]? (nbgrader then reads it as a grade)"""
+    if not isinstance(statement, ast.Expr):
+        return False
+    call = statement.value
+    return not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                and call.func.id in NONE_RETURNING_CHECKS)
+
+
+def public_parts(path):
+    """(grade_id, the statements between the docstring and the hidden tests, their line count)"""
+    for cell in nbio.read(path).cells:
+        if is_graded(cell):
+            released = without_hidden_tests(cell.source)
+            yield grade_id(cell), ast.parse(released).body[1:], len(released.split("\n")) - 1
+
+
+def with_pending(notebooks):
+    return [pytest.param(path, marks=pending_public_part(path.stem), id=path.name)
+            for path in notebooks]
+
+
+@pytest.mark.parametrize("path", with_pending(NOTEBOOKS))
+def test_graded_cells_have_a_public_part_that_echoes_nothing(path):
+    """Between the docstring and the hidden tests: a short check the released cell runs, whose
+    last statement is no value (a released cell holding only its docstring echoes it as Out[n],
+    and nbgrader's Validate warns that it "cannot be converted to a float")."""
+    for gid, public, lines in public_parts(path):
+        assert public, f"{path.name} {gid}: no public part before the hidden tests"
+        assert lines <= PUBLIC_PART_LINES, f"{path.name} {gid}: a public part of {lines} lines"
+        assert not echoes_a_value(public[-1]), (
+            f"{path.name} {gid}: the public part ends with an expression that has a value, so "
+            "the released cell prints Out[n]")
+
+
+@pytest.mark.parametrize("path", with_pending(NOTEBOOKS))
+def test_public_parts_call_the_student_inside_stderr_as_output(path):
+    """Validate fails a graded cell that writes to stderr, grading does not: the public part
+    is an import, then one `with stderr_as_output():` block holding every check."""
+    for gid, public, _ in public_parts(path):
+        kinds = [type(statement).__name__ for statement in public]
+        assert kinds == ["ImportFrom", "With"], f"{path.name} {gid}: public part is {kinds}"
+        manager = public[1].items[0].context_expr
+        assert isinstance(manager, ast.Call) and getattr(manager.func, "id", None) == (
+            "stderr_as_output"), f"{path.name} {gid}: the checks are not in stderr_as_output()"

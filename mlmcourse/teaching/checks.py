@@ -8,7 +8,9 @@ them echoes nothing. No solution code lives here: only comparisons.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import sys
 
 
 class CheckFailed(AssertionError):
@@ -54,6 +56,53 @@ def expect_raises(errors, call, what: str) -> None:
     raise CheckFailed(f"{what}: expected {_names(errors)}, but nothing was raised")
 
 
+@contextlib.contextmanager
+def stderr_as_output():
+    """Inside the block, what the student's code writes to stderr shows as ordinary output.
+
+    nbgrader's Validate fails a graded cell that writes anything to stderr, but the grader does
+    not (a correct answer that warns loses nothing, SPEC "right in both directions"); the public
+    part of each graded cell calls the student's function inside this block, so Validate agrees.
+    """
+    with contextlib.redirect_stderr(sys.stdout):
+        yield
+
+
 def _names(errors) -> str:
     errors = errors if isinstance(errors, tuple) else (errors,)
     return " or ".join(error.__name__ for error in errors)
+
+
+# The dispatcher operators behind the library losses of notebooks 2 and 3 (every log-softmax and
+# every NLL loss), whatever name the student's code reached them by.
+LIBRARY_LOSS_OPERATORS = frozenset({
+    "aten::log_softmax", "aten::_log_softmax", "aten::special_log_softmax",
+    "aten::_log_softmax_backward_data", "aten::cross_entropy_loss", "aten::nll_loss",
+    "aten::nll_loss_nd", "aten::nll_loss_forward", "aten::nll_loss_backward",
+    "aten::nll_loss2d", "aten::nll_loss2d_forward", "aten::nll_loss2d_backward",
+})
+
+
+def expect_no_library_loss(call, what: str) -> None:
+    """Fail if `call()` runs a library log-softmax or NLL loss (the rule of notebooks 2 and 3)."""
+    from torch.utils import _python_dispatch
+
+    class _Watch(_python_dispatch.TorchDispatchMode):
+        # Under grading the student's code runs in another process; the engine hands the
+        # operators it ran to every active mode that has `record_remote`.
+        def __init__(self) -> None:
+            super().__init__()
+            self.ran: set[str] = set()
+
+        def __torch_dispatch__(self, op, types, args=(), kwargs=None):
+            self.ran.add(op._schema.name)
+            return op(*args, **(kwargs or {}))
+
+        def record_remote(self, op_names) -> None:
+            self.ran.update(op_names)
+
+    with _Watch() as watch:
+        call()
+    used = sorted(watch.ran & LIBRARY_LOSS_OPERATORS)
+    expect(not used, f"{what} ran {', '.join(used)}: build the loss from torch.logsumexp and "
+                     "gather, not from a library log-softmax or cross-entropy")

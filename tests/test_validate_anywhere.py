@@ -1,0 +1,113 @@
+"""Validate tells the truth anywhere (issue 12): in a student's own folder on a hub, with no course
+configuration beside the notebook, `nbgrader validate` passes the reference, fails a typical wrong
+answer with the public part's plain message, and never warns that an output "cannot be converted
+to a float" (a released graded cell holding only its docstring echoed it as Out[n], and nbgrader
+reads an Out[n] of a graded cell as a partial grade)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, pending_public_part
+
+from mlmcourse.build.editions import build_release
+from mlmcourse.build.samples import load_samples, sample_notebook
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import is_graded
+from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
+
+pytestmark = pytest.mark.slow  # one release build, then two notebook runs per notebook
+
+PASSED = "Success! Your notebook passes all the tests."
+FAILED = "VALIDATION FAILED ON"
+FLOAT_WARNING = "cannot be converted to"  # "... a float": nbgrader wraps the line there
+
+# One typical wrong answer per graded notebook, and a phrase of the public-part message its
+# Validate must show (so it fails for the right reason, not because the notebook broke; None
+# where the branch that converts the notebook has still to name it).
+WRONG = {
+    "01_corruption": ("wrong_no_validation", None),
+    "02_stable_log_softmax": ("wrong_raw_exp", "float32 logits near 1e4"),
+    "03_empty_mask_and_gradient": ("wrong_no_range_check", "a label equal to V = 5"),
+    "04_experiment": ("blank", None),
+    "06_real_bert": ("wrong_selects_special_tokens", None),
+}
+
+
+def graded_notebooks() -> list[str]:
+    return [path.stem for path in source_notebooks(ROOT)
+            if any(is_graded(cell) for cell in nbio.read(path).cells)]
+
+
+def test_every_graded_notebook_has_a_typical_wrong_sample():
+    assert sorted(WRONG) == graded_notebooks()
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    """source/ and the course config in a scratch course directory, released there."""
+    root = tmp_path_factory.mktemp("course")
+    shutil.copytree(ROOT / "source", root / "source")
+    shutil.copytree(ROOT / "samples", root / "samples")
+    shutil.copy2(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    build_release(root)
+    return root
+
+
+def student_home(course: Path, home: Path, name: str, student_id: str) -> Path:
+    """A hub home: bert_mlm/ with the reference release of every notebook (04 loads its
+    siblings' answers), notebook `name` as `student_id` hands it in, and no nbgrader config."""
+    samples = {sample.student_id: sample for sample in load_samples(course)}
+    folder = home / ASSIGNMENT
+    for path in sorted((course / "release" / ASSIGNMENT).glob("*.ipynb")):
+        who = student_id if path.stem == name else "reference"
+        nbio.write(sample_notebook(course, samples[who], path.stem), folder / path.name)
+    assert not list(home.rglob("nbgrader_config.py"))
+    return folder / f"{name}.ipynb"
+
+
+def validate(notebook: Path, home: Path) -> str:
+    """`nbgrader validate` as the Validate button runs it: cwd the student's folder, HOME the
+    student's home; the course package importable as it is in the hub's environment."""
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("JUPYTER", "NBGRADER"))}
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "validate", notebook.name],
+        cwd=notebook.parent, env=env, capture_output=True, text=True, timeout=600,
+    )
+    return done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pending_public_part(name), id=name) for name in sorted(WRONG)
+])
+def test_validate_tells_the_truth_without_course_config(course, tmp_path, name):
+    home = tmp_path / "reference"
+    reference = validate(student_home(course, home, name, "reference"), home)
+    assert PASSED in reference, f"the reference fails Validate:\n{reference[-3000:]}"
+    assert FLOAT_WARNING not in reference, f"Validate warns about an Out[n]:\n{reference[-3000:]}"
+
+    student_id, phrase = WRONG[name]
+    home = tmp_path / student_id
+    wrong = validate(student_home(course, home, name, student_id), home)
+    assert FAILED in wrong, f"{student_id} passes Validate:\n{wrong[-3000:]}"
+    assert phrase is None or phrase in wrong, (
+        f"{student_id} fails Validate without {phrase!r}:\n{wrong[-3000:]}")
+    assert FLOAT_WARNING not in wrong, f"Validate warns about an Out[n]:\n{wrong[-3000:]}"
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pending_public_part(name), id=name)
+    for name in ("01_corruption", "03_empty_mask_and_gradient")
+])
+def test_a_right_answer_that_writes_to_stderr_passes_validate(course, tmp_path, name):
+    """nbgrader fails a graded cell with stderr output; the grader gives full marks, so the
+    public parts run the student's function inside stderr_as_output()."""
+    output = validate(student_home(course, tmp_path, name, "honest_stderr_every_call"), tmp_path)
+    assert PASSED in output, f"a right answer that warns fails Validate:\n{output[-3000:]}"
