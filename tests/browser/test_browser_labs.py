@@ -13,8 +13,10 @@ import urllib.request
 
 import labdriver as lab
 import pytest
-from conftest import copy_course
+from conftest import copy_course, run_course
 
+from mlmcourse.build.samples import SUBMITTED_AT, build_submissions
+from mlmcourse.course import nbio
 from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.lab import STUDENT, TA, WORK, ensure_work_copies
 
@@ -99,3 +101,56 @@ def test_ta_lab_has_the_formgrader(course, tmp_path):
         frame = page.frame_locator("iframe").first
         frame.locator("td.name", has_text=ASSIGNMENT).wait_for()
         lab.shoot(page, "lab-3-ta-formgrader")
+
+
+# Two quick sample students (the untouched release, and an honest partial answer).
+GRADED = ("blank", "honest_time_magic")
+
+
+def only_timings_changed(before: dict[str, bytes], after_folder) -> list[str]:
+    """Autograded files whose bytes changed although only their timing outputs did."""
+    changed = []
+    for name, old in before.items():
+        path = after_folder / name
+        new = path.read_bytes() if path.is_file() else None
+        if new is not None and new != old and name.endswith(".ipynb") and (
+            nbio.without_timings(new.decode()) == nbio.without_timings(old.decode())
+        ):
+            changed.append(name)
+    return changed
+
+
+@pytest.mark.slow
+def test_make_grade_on_a_fresh_clone_fills_the_formgrader(tmp_path):
+    """A fresh clone has no gradebook: after `make grade` the TA's formgrader shows each graded
+    student's score, name and timestamp, with no exchange warning; the run printed a line per
+    student (its output is not a terminal here) and rewrote no autograded file for its timings."""
+    course = copy_course(tmp_path / "course")
+    build_submissions(course)  # as `make build` writes them: with nbgrader's timestamp.txt
+    autograded = course / "autograded"
+    before = {p.relative_to(autograded).as_posix(): p.read_bytes()
+              for p in autograded.rglob("*") if p.is_file()}
+    args = [arg for student in GRADED for arg in ("--student", student)]
+    done = run_course(course, "grade", "--workers", "2", *args)
+    assert done.returncode == 0, done.stderr[-3000:]
+    progress = [line for line in done.stderr.splitlines() if line.startswith("grading ")]
+    assert progress[0].startswith(f"grading {len(GRADED)} submissions"), done.stderr[-2000:]
+    assert len(progress) == 1 + len(GRADED) and progress[-1].endswith("(done)"), progress
+    assert not only_timings_changed(before, autograded), "make grade rewrote files for timings"
+    assert (course / "grades-lms.csv").is_file(), "make grade exports for the school's system"
+
+    with lab.chromium_page() as page, lab.serve_lab(course, tmp_path / "lab", role=TA) as url:
+        page.goto(f"{url}/formgrader/manage_assignments")
+        page.locator("td.name", has_text=ASSIGNMENT).wait_for()
+        assert page.locator("#warning-exchange").count() == 0, "the exchange warning is shown"
+        page.goto(f"{url}/formgrader/manage_submissions/{ASSIGNMENT}")
+        for student in GRADED:
+            row = page.locator("tbody tr", has=page.locator(
+                "td.student-id", has_text=re.compile(f"^{student}$")))
+            row.wait_for()
+            name, stamp, score = (row.locator(f"td.{part}").inner_text().strip()
+                                  for part in ("student-name", "timestamp", "score"))
+            assert "None" not in name and name.startswith(student), f"{student}'s name: {name!r}"
+            assert stamp != "None" and stamp.startswith(SUBMITTED_AT[:10]), stamp
+            assert re.fullmatch(r"\d+(\.\d+)? / \d+(\.\d+)?", score), f"{student}: {score!r}"
+        lab.shoot(page, "lab-4-ta-submissions-after-make-grade", full_page=True)
