@@ -214,6 +214,9 @@ class Progress:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
         self.bar.close()
 
     def graded(self, outcome: Outcome) -> None:
@@ -426,36 +429,33 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
     from distributed import as_completed
 
     root = config.root
-    with Progress(len(students), progress, workers=report.workers) as shown:
-        [course] = client.scatter([course_snapshot(root)], broadcast=True)
-        futures = {
-            client.submit(grade_task, course, student, submission_files(root, student),
-                          notebooks, config.limits, key=f"grade-{student}-{time.monotonic_ns()}",
-                          pure=False): student
-            for student in students
-        }
-        try:  # the workers start grading while this process sets up the gradebook
-            prepare_gradebook(config)
-        except BaseException:
-            client.cancel(list(futures))
-            raise
-        with config.gradebook() as gradebook:
-            for future in as_completed(list(futures)):
-                _collect(future, futures[future], gradebook, root, report, shown)
-
-
-def _collect(future, student: str, gradebook, root: Path, report: ClassOutcome,
-             shown: Progress) -> None:
-    """One finished task: its notebooks and scores recorded, or its failure reported."""
-    try:
-        outcome = future.result()
-    except Exception as err:  # noqa: BLE001  (the grader's failure, not the student's)
-        report.failed[student] = f"{type(err).__name__}: {err}"
-        shown.failed(student, report.failed[student])
-    else:
-        graded = graded_notebooks(outcome)
-        write_autograded(root, outcome, graded)
-        record(gradebook, root, outcome, graded)
-        report.outcomes[student] = outcome
-        shown.graded(outcome)
-    future.release()
+    # Shown at once, not after the gradebook is set up: a log must not stay empty meanwhile.
+    shown = Progress(len(students), progress, workers=report.workers)
+    [course] = client.scatter([course_snapshot(root)], broadcast=True)
+    futures = {
+        client.submit(grade_task, course, student, submission_files(root, student), notebooks,
+                      config.limits, key=f"grade-{student}-{time.monotonic_ns()}",
+                      pure=False): student
+        for student in students
+    }
+    try:  # the workers start grading while this process sets up the gradebook
+        prepare_gradebook(config)
+    except BaseException:
+        client.cancel(list(futures))
+        shown.close()
+        raise
+    with config.gradebook() as gradebook, shown:
+        for future in as_completed(list(futures)):
+            student = futures[future]
+            try:
+                outcome = future.result()
+            except Exception as err:  # noqa: BLE001  (the grader's failure, not the student's)
+                report.failed[student] = f"{type(err).__name__}: {err}"
+                shown.failed(student, report.failed[student])
+            else:
+                graded = graded_notebooks(outcome)
+                write_autograded(root, outcome, graded)
+                record(gradebook, root, outcome, graded)
+                report.outcomes[student] = outcome
+                shown.graded(outcome)
+            future.release()
