@@ -12,6 +12,7 @@ import urllib.error
 import urllib.request
 
 import labdriver as lab
+import nbformat
 import pytest
 from conftest import copy_course, run_course
 
@@ -58,7 +59,7 @@ def nbgrader_menu_items(page) -> list[str]:
 
 def test_student_lab_shows_the_kit_only_quietly_and_unmodified(course, tmp_path):
     kit_copy = course / WORK / ASSIGNMENT / NOTEBOOK
-    before = kit_copy.read_bytes()
+    before = kit_copy.read_bytes()  # as `make lab` copied it
     with lab.chromium_page() as page, \
             lab.serve_lab(course, tmp_path / "lab", role=STUDENT, pinned=CELLS_ONLY) as url:
         top = json.loads(urllib.request.urlopen(f"{url}/api/contents", timeout=10).read())
@@ -85,7 +86,20 @@ def test_student_lab_shows_the_kit_only_quietly_and_unmodified(course, tmp_path)
         lab.shoot(page, "lab-2-student-menu")
         assert not any("Formgrader" in item or "Course" in item for item in items), items
         assert page.locator(".nbgrader-CreateAssignmentWidget").count() == 0
-    assert kit_copy.read_bytes() == before, "opening the notebook rewrote the student's copy"
+
+        # Validate works from the kit (the server's root) with the course's config: the blank
+        # release fails its visible checks.
+        page.locator("jp-button.validate-button").click()
+        dialog = page.locator(".nbgrader-SuccessDialog, .nbgrader-ErrorDialog")
+        dialog.wait_for(timeout=180_000)
+        lab.shoot(page, "lab-2b-student-validate")
+        assert "nbgrader-ErrorDialog" in dialog.get_attribute("class"), dialog.inner_text()[:500]
+        assert "cell failed" in dialog.inner_text(), dialog.inner_text()[:500]
+    # Validate saves the notebook first (JupyterLab writes sources as lists of lines): the
+    # saved notebook must be the one the student opened, metadata included.
+    assert nbio.read(kit_copy) == nbformat.reads(before.decode(), as_version=4), (
+        "opening and validating the notebook changed the student's copy"
+    )
 
 
 def test_ta_lab_has_the_formgrader(course, tmp_path):
