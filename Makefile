@@ -6,13 +6,15 @@ READY  := $(VENV)/.installed-course
 READY_DEV := $(VENV)/.installed-dev
 NB     ?=
 
-.PHONY: lab test build grade check site bench lint normalize clean help
+.PHONY: lab lab-ta test build grade export check site bench lint normalize clean help
 
 help:
-	@echo "make lab     start JupyterLab on the course (creates .venv when missing)"
+	@echo "make lab     a student's JupyterLab: your copies of the released notebooks in work/"
+	@echo "make lab-ta  a TA's JupyterLab: the whole course, with nbgrader's formgrader"
 	@echo "make test    run the whole test suite (creates .venv when missing)"
 	@echo "make build   regenerate release/, notebooks/, submitted/ samples, autograded/, feedback/"
-	@echo "make grade   autograde submitted/, write feedback/ and grades.csv, print the scores (ARGS=\"--workers 4\")"
+	@echo "make grade   autograde submitted/, write feedback/, grades.csv and grades-lms.csv, print the scores (ARGS=\"--workers 4\")"
+	@echo "make export  the gradebook as grades-lms.csv for the school's system (nbgrader export)"
 	@echo "make check NB=path/to/notebook.ipynb   run the hidden tests on your own notebook"
 	@echo "make site    the reading edition as HTML pages in build/site/ (open index.html)"
 	@echo "make bench   measure the numbers the README reports"
@@ -33,6 +35,9 @@ $(READY_DEV): $(READY) $(wildcard requirements/*.txt)
 lab: $(READY)
 	$(BIN)/python -m mlmcourse lab
 
+lab-ta: $(READY)
+	$(BIN)/python -m mlmcourse lab --ta
+
 test: $(READY_DEV)
 	$(BIN)/python -m ruff check mlmcourse tests samples
 	$(BIN)/python -m pytest
@@ -42,6 +47,9 @@ build: $(READY_DEV)
 
 grade: $(READY_DEV)
 	$(BIN)/python -m mlmcourse grade $(ARGS)
+
+export: $(READY_DEV)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m nbgrader export
 
 check: $(READY)
 	@test -n "$(NB)" || { echo "usage: make check NB=path/to/notebook.ipynb"; exit 2; }
@@ -60,4 +68,4 @@ normalize: $(READY)
 	$(BIN)/python -m mlmcourse normalize
 
 clean:
-	rm -rf $(VENV) build gradebook.db grades.csv .pytest_cache .ruff_cache
+	rm -rf $(VENV) build gradebook.db grades.csv grades-lms.csv .pytest_cache .ruff_cache

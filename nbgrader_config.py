@@ -30,6 +30,10 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
+# `nbgrader export` (and `make grade`, through the same plugin) writes the grades for the
+# school's system here: nbgrader's default, grades.csv, is `make grade`'s per-notebook table.
+c.ExportPlugin.to = "grades-lms.csv"
+
 # Validate (and plain `Execute`, where a TA asks for it): a hung cell must not stall the class;
 # a dead kernel is reported, not retried forever.
 c.ExecutePreprocessor.timeout = 120

@@ -35,6 +35,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from mlmcourse.grader.grading import (
         GradingError,
         autograde,
+        export_for_lms,
         read_scores,
         score_table,
         write_csv,
@@ -51,8 +52,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
     scores = read_scores(config)
     print(score_table(scores))
     write_csv(scores, config.root / "grades.csv")
+    lms = export_for_lms(config)
     elapsed = time.perf_counter() - started
-    print(f"\nwrote grades.csv and feedback/ ({elapsed:.1f} s)")
+    print(f"\nwrote grades.csv, {lms.name} (nbgrader export, for the school's system) and "
+          f"feedback/ ({elapsed:.1f} s)")
     if failed:
         print(f"\ngrade: {failed}", file=sys.stderr)
         return 1
@@ -86,7 +89,8 @@ def cmd_normalize(args: argparse.Namespace) -> int:
 def cmd_lab(args: argparse.Namespace) -> int:
     from mlmcourse import lab
 
-    return lab.main(find_root(), args.port, not args.no_browser, args.dry_run)
+    role = lab.TA if args.ta else lab.STUDENT
+    return lab.main(find_root(), args.port, not args.no_browser, args.dry_run, role)
 
 
 def cmd_site(args: argparse.Namespace) -> int:
@@ -129,7 +133,9 @@ def parser() -> argparse.ArgumentParser:
     normalize.add_argument("paths", nargs="*")
     normalize.set_defaults(run=cmd_normalize)
 
-    lab = sub.add_parser("lab", help="update stale editions and start JupyterLab on the series")
+    lab = sub.add_parser("lab", help="JupyterLab on the student kit (work/), or --ta on the course")
+    lab.add_argument("--ta", action="store_true",
+                     help="a TA's lab: the whole course, with nbgrader's formgrader")
     lab.add_argument("--port", type=int, default=None)
     lab.add_argument("--no-browser", action="store_true")
     lab.add_argument("--dry-run", action="store_true", help="print the command, start nothing")

@@ -1,40 +1,128 @@
-"""`make lab`: bring the generated editions up to date, then start JupyterLab on the series."""
+"""`make lab` (a student's lab) and `make lab-ta` (a TA's lab): JupyterLab on 127.0.0.1.
+
+The student's lab serves the student kit, `work/` (git-ignored): copies of the release
+notebooks and nothing else. The server's root is the kit, so its file browser cannot reach
+`source/` (solutions, hidden tests), `notebooks/` or `submitted/`; nbgrader's instructor
+extensions (formgrader, create assignment, course list) are off; Validate and the Assignment
+List stay. This hides the answers from the lab's pages, not from a kernel that opens files by
+path: a class where students must not read the course runs the hub (one Unix account each).
+
+The TA's lab serves the whole course with every nbgrader extension. Both start from the course
+root (nbgrader's Validate and formgrader read nbgrader_config.py from the server's working
+folder) and both silence JupyterLab's news and update popups.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 from pathlib import Path
 
+from mlmcourse.course import nbio
 from mlmcourse.course.layout import ASSIGNMENT
-from mlmcourse.grader.config import with_interpreter_bin
+from mlmcourse.grader.config import course_config, with_interpreter_bin
 
-WORK = "work"  # the student's own copies of the release notebooks (git-ignored)
+WORK = "work"  # the student kit: their own copies of the release notebooks (git-ignored)
+STUDENT, TA = "student", "ta"
+SETTINGS = Path("build") / "lab"  # per-role JupyterLab app settings (git-ignored, regenerated)
+
+# nbgrader's parts a student does not get: the formgrader and the course list (server and
+# page), and the Create Assignment toolbar (page only).
+INSTRUCTOR_SERVER_EXTENSIONS = (
+    "nbgrader.server_extensions.formgrader",
+    "nbgrader.server_extensions.course_list",
+)
+INSTRUCTOR_PLUGINS = (
+    "@jupyter/nbgrader:formgrader",
+    "@jupyter/nbgrader:course-list",
+    "@jupyter/nbgrader:create-assignment",
+)
+# Defaults for every user of either lab (overrides.json sets defaults; a user's own settings
+# still win): no "get notified about official Jupyter news?" toast, no update check.
+QUIET_SETTINGS = {
+    "@jupyterlab/apputils-extension:notification": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+}
+
+
+def kernel_language_info() -> dict:
+    """The language_info the course's kernel reports (ipykernel, this interpreter).
+
+    JupyterLab writes the kernel's language_info into a notebook's metadata when the kernel
+    connects; a notebook that holds less (the release keeps only the name, the same on every
+    machine) changes on opening and shows as modified."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    return json.loads(json.dumps(IPythonKernel.language_info))
 
 
 def ensure_work_copies(root: Path) -> list[Path]:
-    """Copy release notebooks that the learner does not have yet; never overwrite their work."""
+    """Copy release notebooks that the learner does not have yet; never overwrite their work.
+
+    Each copy carries this machine's kernel language_info, so it opens unmodified."""
     target = root / WORK / ASSIGNMENT
     target.mkdir(parents=True, exist_ok=True)
     created = []
     for notebook in sorted((root / "release" / ASSIGNMENT).glob("*.ipynb")):
         destination = target / notebook.name
         if not destination.exists():
-            shutil.copyfile(notebook, destination)
+            nb = nbio.read(notebook)
+            nb.metadata["language_info"] = kernel_language_info()
+            nbio.write(nb, destination)
             created.append(destination)
     return created
 
 
-def lab_command(root: Path, port: int | None = None, open_browser: bool = True) -> list[str]:
+def write_app_settings(root: Path, role: str) -> Path:
+    """The role's JupyterLab app settings folder: overrides.json, page_config.json."""
+    folder = root / SETTINGS / role
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    (folder / "overrides.json").write_text(json.dumps(QUIET_SETTINGS, indent=2) + "\n")
+    disabled = {plugin: True for plugin in INSTRUCTOR_PLUGINS} if role == STUDENT else {}
+    page_config = {"disabledExtensions": disabled}
+    (folder / "page_config.json").write_text(json.dumps(page_config, indent=2) + "\n")
+    return folder
+
+
+def ensure_exchange(root: Path) -> Path | None:
+    """Create the exchange folder nbgrader_config.py names, when missing: the formgrader warns
+    that it "does not exist and could not be created" otherwise (it only checks)."""
+    folder = course_config(root).Exchange.get("root")
+    if not folder:
+        return None
+    path = Path(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def lab_command(root: Path, port: int | None = None, open_browser: bool = True,
+                role: str = STUDENT) -> list[str]:
+    """The JupyterLab command line of a role's lab (writes the role's app settings; the TA's
+    lab gets the exchange folder it needs)."""
+    if role not in (STUDENT, TA):
+        raise ValueError(f"lab: unknown role {role!r}; choose {STUDENT!r} or {TA!r}")
+    if role == TA:
+        ensure_exchange(root)
+    served = root / WORK if role == STUDENT else root
     first = sorted((root / WORK / ASSIGNMENT).glob("*.ipynb"))
-    landing = f"/lab/tree/{WORK}/{ASSIGNMENT}/{first[0].name}" if first else "/lab"
+    prefix = "" if role == STUDENT else f"{WORK}/"
+    landing = f"/lab/tree/{prefix}{ASSIGNMENT}/{first[0].name}" if first else "/lab"
     command = [
         sys.executable, "-m", "jupyterlab",
         "--ip=127.0.0.1",
-        f"--ServerApp.root_dir={root}",
+        f"--ServerApp.root_dir={served}",
         f"--LabApp.default_url={landing}",
+        f"--LabApp.app_settings_dir={write_app_settings(root, role)}",
     ]
+    if role == STUDENT:
+        command += [f"--ServerApp.jpserver_extensions={name}=False"
+                    for name in INSTRUCTOR_SERVER_EXTENSIONS]
     if port is not None:
         command.append(f"--port={port}")
     if not open_browser:
@@ -44,7 +132,8 @@ def lab_command(root: Path, port: int | None = None, open_browser: bool = True) 
     return command
 
 
-def main(root: Path, port: int | None, open_browser: bool, dry_run: bool) -> int:
+def main(root: Path, port: int | None, open_browser: bool, dry_run: bool,
+         role: str = STUDENT) -> int:
     from mlmcourse.build.editions import build, stale_stages
 
     stale = [stage for stage in stale_stages(root) if stage in ("release", "notebooks")]
@@ -52,12 +141,12 @@ def main(root: Path, port: int | None, open_browser: bool, dry_run: bool) -> int
         build(root, stale)
     for created in ensure_work_copies(root):
         print(f"lab: your copy to work in: {created.relative_to(root)}")
-    command = lab_command(root, port, open_browser)
+    command = lab_command(root, port, open_browser, role)
     if dry_run:
         print(" ".join(command))
         return 0
     env = dict(os.environ)
     env["PATH"] = with_interpreter_bin(env.get("PATH"))  # JupyterLab finds nbgrader's tools
-    os.chdir(root)  # nbgrader's Validate reads nbgrader_config.py from here
+    os.chdir(root)  # nbgrader's Validate and formgrader read nbgrader_config.py from here
     os.execve(sys.executable, command, env)
     return 0  # not reached

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from conftest import GENERATED, ROOT
 
 from mlmcourse.build.editions import MANIFEST, stale_stages
-from mlmcourse.course.cells import TIMING_TAG, has_tag
+from mlmcourse.course import nbio
 
 pytestmark = pytest.mark.slow
 
@@ -27,11 +26,7 @@ def comparable(path: Path) -> bytes:
     """File bytes, except that outputs of cells tagged `timing` (wall-clock numbers) are blanked."""
     if path.suffix != ".ipynb":
         return path.read_bytes()
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    for cell in nb["cells"]:
-        if has_tag(cell, TIMING_TAG):
-            cell["outputs"] = []
-    return json.dumps(nb, sort_keys=True).encode()
+    return nbio.without_timings(path.read_text(encoding="utf-8")).encode()
 
 
 def test_manifest_matches_current_sources():

@@ -121,16 +121,24 @@ def sample_notebook(
     return nb
 
 
+# When the sample class handed in, as nbgrader's `submit` writes it into timestamp.txt (fixed:
+# a rebuild writes the same files; the formgrader shows it instead of "None").
+SUBMITTED_AT = "2026-01-15 17:00:00.000000 UTC"
+
+
 def build_submissions(root: Path) -> list[SampleStudent]:
-    """Write submitted/<student>/bert_mlm/*.ipynb for every sample student (from scratch)."""
+    """Write submitted/<student>/bert_mlm/*.ipynb and timestamp.txt for every sample student
+    (from scratch)."""
     students = load_samples(root)
     submitted = root / "submitted"
     if submitted.exists():
         shutil.rmtree(submitted)
     for student in students:
+        folder = submitted / student.student_id / ASSIGNMENT
         for name in student.notebooks:
-            nb = sample_notebook(root, student, name)
-            nbio.write(nb, submitted / student.student_id / ASSIGNMENT / f"{name}.ipynb")
+            nbio.write(sample_notebook(root, student, name), folder / f"{name}.ipynb")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "timestamp.txt").write_text(SUBMITTED_AT + "\n")
     return students
 
 

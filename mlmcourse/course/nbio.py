@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-from mlmcourse.course.cells import grade_id
+from mlmcourse.course.cells import TIMING_TAG, grade_id, has_tag
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 _ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -153,6 +153,26 @@ def read(path: Path) -> nbformat.NotebookNode:
 def write(nb: nbformat.NotebookNode, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dumps(nb), encoding="utf-8")
+
+
+def without_timings(text: str) -> str:
+    """A notebook's text with the outputs of its `timing` cells (wall-clock numbers) blanked:
+    what must match for two runs of one notebook to count as the same."""
+    nb = json.loads(text)
+    for cell in nb.get("cells", []):
+        if has_tag(cell, TIMING_TAG):
+            cell["outputs"] = []
+    return json.dumps(nb, sort_keys=True)
+
+
+def same_but_timings(path: Path, nb: nbformat.NotebookNode) -> bool:
+    """Whether the notebook file at `path` is `nb`, apart from its timing outputs (a regrade
+    keeps such a file as it is: a committed notebook does not change for a clock's sake)."""
+    try:
+        before = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return without_timings(before) == without_timings(dumps(nb))
 
 
 def normalize_file(path: Path) -> bool:

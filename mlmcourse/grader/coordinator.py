@@ -193,9 +193,10 @@ class Progress:
     """How far the run is, on stderr: a tqdm bar on a terminal; elsewhere (a CI log, `nohup`)
     one line per finished submission, with its score and an estimate of the time left.
 
-    `mode`: True: the bar; False: nothing; None: the bar on a terminal, else the lines."""
+    `mode`: True: the bar; False: nothing; None: the bar on a terminal, else the lines (the
+    first at once: a log must not stay empty while the first submissions are graded)."""
 
-    def __init__(self, total: int, mode: bool | None = None):
+    def __init__(self, total: int, mode: bool | None = None, *, workers: int = 0):
         from tqdm import tqdm
 
         terminal = sys.stderr.isatty()
@@ -204,11 +205,18 @@ class Progress:
         self.started = time.perf_counter()
         self.bar = tqdm(total=total, unit="submission", desc="grading", file=sys.stderr,
                         disable=not (terminal if mode is None else mode), dynamic_ncols=True)
+        if self.lines:
+            on = f" on {workers} worker{'s' if workers != 1 else ''}" if workers else ""
+            print(f"grading {total} submission{'s' if total != 1 else ''}{on}: a line as each "
+                  "one is done", file=sys.stderr, flush=True)
 
     def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
         self.bar.close()
 
     def graded(self, outcome: Outcome) -> None:
@@ -303,9 +311,10 @@ def record(gradebook, root: Path, outcome: Outcome, notebooks: dict | None = Non
     student = outcome.student
     notebooks = graded_notebooks(outcome) if notebooks is None else notebooks
     known = gradebook.update_or_create_student(student)
-    if not (known.first_name or known.last_name):
-        # The formgrader lists students by name; without a roster, show the id, not "None, None".
-        gradebook.update_or_create_student(student, last_name=student)
+    if known.first_name is None and known.last_name in (None, student):
+        # The formgrader lists students as "last, first" and writes a missing name as "None".
+        # A student not in the roster (`nbgrader db student import`) shows as "<id>, ".
+        gradebook.update_or_create_student(student, last_name=student, first_name="")
     timestamp = submission_timestamp(root, student)
     extra = {"timestamp": timestamp} if timestamp else {}
     with warnings.catch_warnings():
@@ -362,7 +371,8 @@ _RELEASE_CACHE: dict[tuple[str, int], dict[str, str]] = {}
 
 
 def write_autograded(root: Path, outcome: Outcome, notebooks: dict | None = None) -> None:
-    """Replace autograded/<student>/bert_mlm/ with the notebooks the engine graded."""
+    """Replace autograded/<student>/bert_mlm/ with the notebooks the engine graded (a notebook
+    that differs from the one there only in its timing outputs keeps the earlier bytes)."""
     notebooks = graded_notebooks(outcome) if notebooks is None else notebooks
     folder = root / "autograded" / outcome.student / ASSIGNMENT
     if not notebooks:  # nothing gradable was submitted: no notebook, no feedback
@@ -376,7 +386,11 @@ def write_autograded(root: Path, outcome: Outcome, notebooks: dict | None = None
         shutil.rmtree(fresh)
     fresh.mkdir(parents=True)
     for name, nb in notebooks.items():
-        nbio.write(nb, fresh / f"{name}.ipynb")
+        earlier = folder / f"{name}.ipynb"
+        if nbio.same_but_timings(earlier, nb):  # only a clock changed: keep the file as it was
+            shutil.copyfile(earlier, fresh / earlier.name)
+        else:
+            nbio.write(nb, fresh / f"{name}.ipynb")
     if folder.exists():
         shutil.rmtree(folder)
     fresh.rename(folder)
@@ -415,6 +429,8 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
     from distributed import as_completed
 
     root = config.root
+    # Shown at once, not after the gradebook is set up: a log must not stay empty meanwhile.
+    shown = Progress(len(students), progress, workers=report.workers)
     [course] = client.scatter([course_snapshot(root)], broadcast=True)
     futures = {
         client.submit(grade_task, course, student, submission_files(root, student), notebooks,
@@ -426,8 +442,9 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
         prepare_gradebook(config)
     except BaseException:
         client.cancel(list(futures))
+        shown.close()
         raise
-    with config.gradebook() as gradebook, Progress(len(students), progress) as shown:
+    with config.gradebook() as gradebook, shown:
         for future in as_completed(list(futures)):
             student = futures[future]
             try:

@@ -154,3 +154,24 @@ def write_csv(scores: list[Score], path: Path) -> None:
         writer.writerow(["student", "notebook", "score", "max_score"])
         for s in sorted(scores, key=lambda s: (s.student, s.notebook)):
             writer.writerow([s.student, s.notebook, _fmt(s.score), _fmt(s.max_score)])
+
+
+# ---- the export for a school's system -----------------------------------------------------------
+
+LMS_CSV = "grades-lms.csv"  # where nbgrader_config.py's c.ExportPlugin.to does not say
+
+
+def export_for_lms(course: GradingConfig | Path) -> Path:
+    """The gradebook through nbgrader's own CSV export (`nbgrader export` runs the same plugin):
+    one row per student and assignment, with id, names, email, timestamp, score and max_score.
+
+    The file is nbgrader_config.py's `c.ExportPlugin.to`, relative to the course root."""
+    from nbgrader.plugins import CsvExportPlugin
+
+    config = GradingConfig.of(course)
+    plugin = CsvExportPlugin(config=config.nbgrader_config())
+    destination = config.root / (plugin.to or LMS_CSV)
+    plugin.to = str(destination)
+    with config.gradebook() as gradebook:
+        plugin.export(gradebook)
+    return destination

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, course_env, free_port
 
-from mlmcourse.lab import lab_command
+from mlmcourse.lab import TA, lab_command
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -54,18 +54,21 @@ PINNED_SETTINGS = {
 RUN_ALL = "runmenu:run-all"
 
 
-def write_pinned_settings(folder: Path) -> Path:
-    for name, values in PINNED_SETTINGS.items():
+def write_pinned_settings(folder: Path, pinned: dict | None = None) -> Path:
+    for name, values in (PINNED_SETTINGS if pinned is None else pinned).items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values, indent=2) + "\n")
     return folder
 
 
-def lab_env(course: Path, scratch: Path) -> dict[str, str]:
-    """The course's environment, with JupyterLab's user state kept out of the home folder."""
+def lab_env(course: Path, scratch: Path, pinned: dict | None = None) -> dict[str, str]:
+    """The course's environment, with JupyterLab's user state kept out of the home folder.
+
+    `pinned`: the user settings to start with (default: PINNED_SETTINGS)."""
     env = course_env(course)
-    env["JUPYTERLAB_SETTINGS_DIR"] = str(write_pinned_settings(scratch / "lab-settings"))
+    settings = write_pinned_settings(scratch / "lab-settings", pinned)
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
     env["JUPYTERLAB_WORKSPACES_DIR"] = str(scratch / "lab-workspaces")  # no restored tabs
     env["JUPYTER_CONFIG_DIR"] = str(scratch / "jupyter-config")  # no user config from ~/.jupyter
     env["JUPYTER_RUNTIME_DIR"] = str(scratch / "jupyter-runtime")
@@ -74,11 +77,15 @@ def lab_env(course: Path, scratch: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def serve_lab(course: Path, scratch: Path) -> Iterator[str]:
-    """JupyterLab on 127.0.0.1 with an empty token, run from the course root; yields its URL."""
+def serve_lab(course: Path, scratch: Path, role: str = TA,
+              pinned: dict | None = None) -> Iterator[str]:
+    """JupyterLab on 127.0.0.1 with an empty token, run from the course root; yields its URL.
+
+    `role`: whose lab (`mlmcourse.lab`): the TA's serves the whole course, the student's `work/`;
+    `pinned`: the user settings it starts with (default: PINNED_SETTINGS)."""
     scratch.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    command = lab_command(course, port, open_browser=False) + [
+    command = lab_command(course, port, open_browser=False, role=role) + [
         "--IdentityProvider.token=",
         "--ServerApp.password=",
         "--ServerApp.port_retries=0",
@@ -86,7 +93,7 @@ def serve_lab(course: Path, scratch: Path) -> Iterator[str]:
     log = (scratch / "jupyterlab.log").open("w")
     # cwd: nbgrader's Validate and formgrader read nbgrader_config.py from there.
     server = subprocess.Popen(
-        command, cwd=course, env=lab_env(course, scratch),
+        command, cwd=course, env=lab_env(course, scratch, pinned),
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
