@@ -29,13 +29,21 @@ from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, default
 
-from mlmcourse.course.cells import TIMING_TAG, has_tag, is_graded, is_solution, without_hidden_tests
+from mlmcourse.course.cells import (
+    TIMING_TAG,
+    has_tag,
+    is_graded,
+    is_hidden_helper,
+    is_solution,
+    without_hidden_tests,
+)
 from mlmcourse.grader.results import error_line, failure_message
 
 # The template is package data (mlmcourse/grader/templates/, see pyproject.toml).
 TEMPLATES = Path(__file__).parent / "templates"
 TEMPLATE_FILE = "mlm_feedback.html.j2"
 HIDDEN_NOTE = "# (the hidden tests of this check ran here; they are not shown in the feedback)"
+HELPER_NOTE = "# (helpers for the hidden tests were defined here; they are not shown in feedback)"
 # Outputs that mean nothing in a static page (and carry random ids): live widgets, scripts.
 _DROPPED_MIME = ("application/vnd.jupyter.widget-view+json", "application/javascript")
 MAX_TEXT = 4000  # characters of one text output kept in the feedback
@@ -95,6 +103,8 @@ class ReadableFeedback(Preprocessor):
                     # the same feedback on every rebuild (the build commits it)
                     cell.outputs = [nbformat.v4.new_output("stream", name="stdout",
                                                            text=TIMING_NOTE)]
+            if is_hidden_helper(cell):
+                cell.source = (without_hidden_tests(cell.source) + "\n" + HELPER_NOTE).lstrip()
             if not is_graded(cell) or is_solution(cell):
                 continue
             meta = cell.metadata.nbgrader
