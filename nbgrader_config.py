@@ -14,6 +14,12 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
+# A locked, ungraded cell may hold a hidden region: helpers that a notebook's graded tests share,
+# defined once (`mlmcourse.course.cells.is_hidden_helper`). nbgrader refuses such a cell unless
+# this is off; ClearHiddenTests then strips its region like a graded cell's. Grading rebuilds the
+# notebook from source/ (mlmcourse/grader/rebuild.py), so the helpers are there when it runs.
+c.ClearHiddenTests.enforce_metadata = False
+
 # Grading through nbgrader (`nbgrader autograde`, the formgrader's Autograde button) uses the
 # course's grading engine in place of nbgrader's `Execute`: `Execute` runs the student's code in
 # the grader's own kernel, where one hostile submission rewrote the gradebook (24 / 24 for every

@@ -116,3 +116,31 @@ def test_public_parts_call_the_student_inside_stderr_as_output(path):
         manager = public[1].items[0].context_expr
         assert isinstance(manager, ast.Call) and getattr(manager.func, "id", None) == (
             "stderr_as_output"), f"{path.name} {gid}: the checks are not in stderr_as_output()"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_hidden_regions_live_in_graded_cells_or_hidden_helper_cells(path):
+    """A hidden helper cell (helpers that a notebook's graded tests share) is locked, shows only
+    a comment, defines only private names, and comes before the first graded cell."""
+    import ast
+
+    from mlmcourse.course.cells import is_hidden_helper, without_hidden_tests
+
+    cells = nbio.read(path).cells
+    first_graded = next((i for i, cell in enumerate(cells) if is_graded(cell)), len(cells))
+    for index, cell in enumerate(cells):
+        if "### BEGIN HIDDEN TESTS" not in cell.source or is_graded(cell):
+            continue
+        gid = grade_id(cell)
+        assert is_hidden_helper(cell) and nbgrader_meta(cell).get("locked"), (
+            f"{path.name} {gid}: a hidden region outside a graded cell must be a hidden helper")
+        assert index < first_graded, f"{path.name} {gid}: define shared helpers before the tests"
+        visible = [line for line in without_hidden_tests(cell.source).split("\n") if line.strip()]
+        assert visible and all(line.lstrip().startswith("#") for line in visible), (
+            f"{path.name} {gid}: outside its hidden region a helper cell holds one comment")
+        body = cell.source.split("### BEGIN HIDDEN TESTS", 1)[1].split("### END HIDDEN TESTS")[0]
+        for node in ast.parse(body).body:
+            names = ([node.name] if isinstance(node, ast.FunctionDef | ast.ClassDef) else
+                     [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)])
+            assert all(name.startswith("_") for name in names), (
+                f"{path.name} {gid}: shared test helpers get private names, not {names}")

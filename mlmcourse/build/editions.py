@@ -16,6 +16,7 @@ from mlmcourse.course import nbio
 from mlmcourse.course.cells import (
     STUDENTS_ONLY_TAG,
     is_graded,
+    is_hidden_helper,
     is_solution,
     without_hidden_tests,
     without_solution_markers,
@@ -69,16 +70,17 @@ HIDDEN_TESTS_NOTE = (
 def reading_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Solutions shown (collapsed on first open), hidden tests gone, no outputs yet.
 
-    Cells tagged `students-only` (how to work on the graded exercise) are dropped, and a
-    notebook with answers gets a note for readers right after its title. Each run of graded
-    test sections (a heading and a cell that shows only a docstring) becomes one list of what
-    the hidden tests check.
+    Cells tagged `students-only` (how to work on the graded exercise) and hidden helper cells
+    (only the graded tests use them) are dropped, and a notebook with answers gets a note for
+    readers right after its title. Each run of graded test sections (a heading and a cell that
+    shows only a docstring) becomes one list of what the hidden tests check.
     """
     from nbconvert.preprocessors import TagRemovePreprocessor
 
     nb = nbio.clean_source_notebook(nb)
     drop = TagRemovePreprocessor(remove_cell_tags={STUDENTS_ONLY_TAG})
     nb, _ = drop.preprocess(nb, {})
+    nb.cells = [cell for cell in nb.cells if not is_hidden_helper(cell)]
     nb.cells = with_test_lists(nb.cells, check_headings(nb))
     if any(is_solution(cell) for cell in nb.cells):
         nb.cells.insert(1, nbformat.v4.new_markdown_cell(READER_NOTE))

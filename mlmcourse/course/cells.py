@@ -71,6 +71,14 @@ def without_hidden_tests(source: str) -> str:
     return "\n".join(kept).rstrip()
 
 
+def is_hidden_helper(cell: nbformat.NotebookNode) -> bool:
+    """A locked, ungraded code cell holding a hidden region: helpers that several graded tests of
+    a notebook share. The release keeps only its visible comment (nbgrader_config.py lets
+    ClearHiddenTests strip a non-grade cell), the reading edition drops it, grading runs it."""
+    return (cell.cell_type == "code" and not is_graded(cell) and not is_solution(cell)
+            and any(_HIDDEN_BEGIN.match(line) for line in cell.source.split("\n")))
+
+
 def has_markers(text: str) -> bool:
     """True when nbgrader's solution or hidden-test markers appear anywhere in `text`."""
     return bool(re.search(r"### (BEGIN|END) (SOLUTION|HIDDEN TESTS)", text))

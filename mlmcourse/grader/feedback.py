@@ -32,7 +32,14 @@ from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, default
 
-from mlmcourse.course.cells import TIMING_TAG, has_tag, is_graded, is_solution, without_hidden_tests
+from mlmcourse.course.cells import (
+    TIMING_TAG,
+    has_tag,
+    is_graded,
+    is_hidden_helper,
+    is_solution,
+    without_hidden_tests,
+)
 from mlmcourse.course.headings import check_headings
 from mlmcourse.grader.results import error_line, failure_message
 
@@ -40,6 +47,7 @@ from mlmcourse.grader.results import error_line, failure_message
 TEMPLATES = Path(__file__).parent / "templates"
 TEMPLATE_FILE = "mlm_feedback.html.j2"
 HIDDEN_NOTE = "# (the hidden tests of this check ran here; they are not shown in the feedback)"
+HELPER_NOTE = "# (helpers for the hidden tests were defined here; they are not shown in feedback)"
 # Outputs that mean nothing in a static page (and carry random ids): live widgets, scripts.
 _DROPPED_MIME = ("application/vnd.jupyter.widget-view+json", "application/javascript")
 MAX_TEXT = 4000  # characters of one text output kept in the feedback
@@ -84,6 +92,8 @@ class ReadableFeedback(Preprocessor):
         for cell in nb.cells:
             if cell.cell_type == "code":
                 shorten_outputs(cell)
+            if is_hidden_helper(cell):
+                cell.source = (without_hidden_tests(cell.source) + "\n" + HELPER_NOTE).lstrip()
             if is_graded(cell) and not is_solution(cell):
                 checks.append(check_summary(cell, headings))
                 shown = without_hidden_tests(cell.source)

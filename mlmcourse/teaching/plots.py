@@ -45,14 +45,13 @@ def classify_sites(selected: torch.Tensor, draws: torch.Tensor) -> np.ndarray:
     return outcome.numpy()
 
 
-def disagreeing_sites(
-    tokens: np.ndarray, corrupted: np.ndarray, outcome: np.ndarray, mask_token_id: int
+def expected_tokens(
+    tokens: np.ndarray, random_ids: np.ndarray, outcome: np.ndarray, mask_token_id: int
 ) -> np.ndarray:
-    """Sites whose corrupted token contradicts their outcome (random sites cannot be judged)."""
-    should_keep = (outcome == UNSELECTED) | (outcome == KEPT)
-    wrong_keep = should_keep & (corrupted != tokens)
-    wrong_mask = (outcome == MASKED) & (corrupted != mask_token_id)
-    return wrong_keep | wrong_mask
+    """The token the rule puts at each site, given its outcome: the mask id, the site's own
+    random id, or the original token (a lookup by outcome code, not the student's function)."""
+    masks = np.full_like(tokens, mask_token_id)
+    return np.choose(outcome, (tokens, masks, random_ids, tokens))
 
 
 def token_name(token_id: int, names: TokenNames, mask_token_id: int) -> str:
@@ -111,9 +110,12 @@ def _draw_site(ax: Axes, row: int, col: int, code: int, lines: SiteText, flag: b
     ax.text(col, row + 0.27, lines.draw, fontsize=7.5, **text)
 
 
-def _site_text(original: str, shown: str, draw: float, flag: bool) -> SiteText:
+def _site_text(original: str, shown: str, draw: float, should_be: str | None) -> SiteText:
+    """The three lines of a site; a flagged site says what the rule puts there instead."""
+    if should_be is not None:
+        return SiteText(f"rule: {should_be}", f"{shown} !", f"u={format_draw(draw)}")
     before = f"was {original}" if shown != original else ""
-    return SiteText(before, f"{shown} !" if flag else shown, f"u={format_draw(draw)}")
+    return SiteText(before, shown, f"u={format_draw(draw)}")
 
 
 def _add_legend(fig: Figure, ax: Axes, counts: np.ndarray, any_flag: bool) -> None:
@@ -128,7 +130,7 @@ def _add_legend(fig: Figure, ax: Axes, counts: np.ndarray, any_flag: bool) -> No
                 edgecolor=MISMATCH_COLOUR,
                 linestyle="--",
                 linewidth=2,
-                label="! token disagrees with its draw",
+                label="! not what the rule puts there",
             )
         )
     ncol = len(handles) if fig.get_figwidth() >= 10 else (4 if len(handles) == 4 else 3)
@@ -156,6 +158,7 @@ def plot_corruption_grid(
     tokens: torch.Tensor,
     selected: torch.Tensor,
     draws: torch.Tensor,
+    random_ids: torch.Tensor,
     corrupted: torch.Tensor,
     mask_token_id: int,
     *,
@@ -163,27 +166,35 @@ def plot_corruption_grid(
     title: str | None = "What happened at each site",
     ax: Axes | None = None,
 ) -> Figure:
-    """Draw one batch as a B x L grid coloured by what happened at each site.
+    """Draw one batch as a B x L grid coloured by what the rule says happens at each site.
 
     The outcome of a site comes from `selected` and `draws` (unselected / [MASK] / random /
     kept); each cell shows the token the encoder sees, the draw, and the original token when
-    it changed. A site whose corrupted token contradicts its outcome (a [MASK] site without
-    the mask id, an unselected or kept site that changed) gets a dashed red border and a '!'.
-    `token_names` (a list indexed by id, or a dict) turns ids into words. Pass `ax` to draw
-    into an existing Axes; the figure is returned and left open for the caller.
+    it changed. A site whose corrupted token is not the one the rule gives (the mask id, the
+    site's own random id, or the original token) gets a dashed red border, a '!', and the
+    token the rule puts there. `token_names` (a list indexed by id, or a dict) turns ids into
+    words. Pass `ax` to draw into an existing Axes; the figure is returned and left open for
+    the caller. Call it before checking the output, so a student sees where it goes wrong.
     """
     tokens_np, corrupted_np = _as_grid(tokens, "tokens"), _as_grid(corrupted, "corrupted")
+    random_np = _as_grid(random_ids, "random_ids")
     draws_np = _as_grid(draws, "draws").astype(np.float64)
+    if corrupted_np.shape != tokens_np.shape:
+        raise ValueError(f"corrupted has shape {corrupted_np.shape}, tokens {tokens_np.shape}: "
+                         "make_mlm_inputs must return the shape of tokens")
     outcome = classify_sites(selected, draws)
-    flags = disagreeing_sites(tokens_np, corrupted_np, outcome, mask_token_id)
+    expected = expected_tokens(tokens_np, random_np, outcome, mask_token_id)
+    flags = corrupted_np != expected
     B, L = outcome.shape
     fig, ax = _new_axes(B, L) if ax is None else (ax.figure, ax)
+    names = {key: [[token_name(int(i), token_names, mask_token_id) for i in row] for row in grid]
+             for key, grid in (("was", tokens_np), ("shown", corrupted_np), ("rule", expected))}
     for row in range(B):
         for col in range(L):
-            original = token_name(int(tokens_np[row, col]), token_names, mask_token_id)
-            shown = token_name(int(corrupted_np[row, col]), token_names, mask_token_id)
             code, flag = int(outcome[row, col]), bool(flags[row, col])
-            lines = _site_text(original, shown, float(draws_np[row, col]), flag)
+            lines = _site_text(names["was"][row][col], names["shown"][row][col],
+                               float(draws_np[row, col]),
+                               names["rule"][row][col] if flag else None)
             _draw_site(ax, row, col, code, lines, flag)
     ax.set_xlim(-0.5, max(L, 1) - 0.5)  # an empty batch still gets a (blank) grid
     ax.set_ylim(max(B, 1) - 0.5, -0.5)

@@ -30,6 +30,9 @@ corrupted[selected] = mask_token_id
 labels = tokens.clone()
 return corrupted, labels"""
 WORK_COPY = f"{WORK}/{ASSIGNMENT}/{NOTEBOOK}.ipynb"
+CHECKS = re.compile(r"\bassert\b|\bexpect(_equal|_close|_raises)?\(")
+# A failed visible check: a plain assert, or the checks helpers' CheckFailed (an AssertionError).
+FAILED = ("AssertionError", "CheckFailed")
 
 
 def reference_answer(course: Path) -> str:
@@ -49,12 +52,13 @@ def wrong_answer(course: Path) -> str:
 
 
 def check_cells(course: Path) -> list[int]:
-    """Positions of the visible checks: locked, ungraded code cells that assert something."""
+    """Positions of the visible checks: locked, ungraded code cells that check something (with
+    `assert` or the one-line helpers of `mlmcourse.teaching.checks`)."""
     nb = nbio.read(course / WORK_COPY)
     return [
         index for index, cell in enumerate(nb.cells)
         if cell.cell_type == "code" and nbgrader_meta(cell).get("locked")
-        and not nbgrader_meta(cell).get("grade") and "assert" in cell.source
+        and not nbgrader_meta(cell).get("grade") and CHECKS.search(cell.source)
     ]
 
 
@@ -128,7 +132,7 @@ def test_wrong_answer_fails_a_check_and_validate(student):
     first_failure = errors.first
     first_failure.scroll_into_view_if_needed()
     message = first_failure.inner_text()
-    assert "AssertionError" in message, message
+    assert any(kind in message for kind in FAILED), message
     lab.shoot(page, "student-4-check-failed")
 
     kind, text = validate(page)
@@ -138,6 +142,6 @@ def test_wrong_answer_fails_a_check_and_validate(student):
         "Validate reported success for a wrong answer whose visible checks fail "
         "(nbgrader only reports graded cells unless Validator.validate_all is set):\n" + text[:1000]
     )
-    assert "AssertionError" in text, (
+    assert any(kind in text for kind in FAILED), (
         f"Validate's report does not show the failed check:\n{text[:2000]}"
     )
