@@ -70,7 +70,6 @@ def built_course(tmp_path_factory) -> Path:
 # anywhere, no docstring echoed as Out[n]) on another branch: the tests that check the convention
 # xfail for them until that branch is merged. The lead empties this after merging.
 PUBLIC_PART_PENDING = {
-    "01_corruption": "nb1",
     "04_experiment": "speed",
     "06_real_bert": "nb6",
 }
