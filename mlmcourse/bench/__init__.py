@@ -1,8 +1,8 @@
 """`python -m mlmcourse bench [NAME ...]` (`make bench`): the numbers the README reports.
 
 A thin dispatcher: each benchmark prints a markdown table and returns an exit status; each lives
-in a module of this package (loss, slider, grading, mutation), imported only when it runs. With
-no names, every benchmark runs in the order below.
+in a module of this package (loss, head, slider, grading, mutation), imported only when it runs.
+With no names, every benchmark runs in the order below.
 """
 
 from __future__ import annotations
@@ -25,6 +25,13 @@ def _loss() -> int:
     return loss_main([])
 
 
+def _head() -> int:
+    """BERT's MLM head + loss on every position against the selected rows only (BERT-base)."""
+    from mlmcourse.bench.head import main as head_main
+
+    return head_main([])
+
+
 def _mutation() -> int:
     """The hidden tests' mutation score per graded function (MLMCOURSE_MUTATION_SAMPLE=N: every
     N-th mutant only; the whole run takes about half an hour on two cores)."""
@@ -43,6 +50,7 @@ def _slider() -> int:
 
 BENCHMARKS: dict[str, Callable[[], int]] = {
     "loss": _loss,
+    "head": _head,
     "slider": _slider,
     "grading": _grading,
     "mutation": _mutation,

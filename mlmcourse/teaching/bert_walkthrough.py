@@ -171,3 +171,49 @@ def course_wordpiece_tokenizer(corpus: Path = CORPUS) -> Any:
         do_lower_case=True,
         model_max_length=SMALL_BERT["max_position_embeddings"],
     )
+
+
+# ---- the MLM head at the selected positions only (notebook 6, Step 6; `bench head`) ----------
+
+
+def mlm_head(hidden_size: int, vocab_size: int, seed: int = 0) -> Any:
+    """A freshly initialised ``BertLMPredictionHead`` (``BertForMaskedLM.cls.predictions``):
+    dense H -> H, GELU, LayerNorm, then the decoder H -> V. Seeded on a forked RNG."""
+    _offline_and_quiet()
+    from transformers import BertConfig
+    from transformers.models.bert.modeling_bert import BertLMPredictionHead
+
+    # The attention settings do not matter to the head; one head divides every hidden size.
+    config = BertConfig(hidden_size=hidden_size, vocab_size=vocab_size, num_attention_heads=1)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return BertLMPredictionHead(config)
+
+
+def full_logits_loss(head, hidden: torch.Tensor, labels: torch.Tensor, loss_fn) -> torch.Tensor:
+    """The walkthrough's path: the head at every position ([B, L, V] logits), then the loss.
+
+    `hidden` is the last hidden state [B, L, H]; `labels` [B, L] holds -100 where nothing is
+    predicted; `loss_fn(logits, labels)` is a masked LM loss on [B, L, V] and [B, L].
+    """
+    return loss_fn(head(hidden), labels)
+
+
+def selected_only_loss(head, hidden: torch.Tensor, labels: torch.Tensor, loss_fn,
+                       ignore_index: int = -100) -> torch.Tensor:
+    """Production BERT's path: gather the hidden states of the selected sites, then the head.
+
+    The head is applied row by row, and the unselected rows never reach the loss, so leaving
+    them out changes nothing but the cost: the [H, V] product and its gradient are paid for the
+    |S| selected rows (about 15% of B * L) instead of all of them. The |S| gathered rows go to
+    `loss_fn` as one sequence: logits [1, |S|, V], labels [1, |S|].
+    """
+    at = labels != ignore_index  # [B, L]
+    logits = head(hidden[at])  # [|S|, V]: gather first, then the head
+    return loss_fn(logits.unsqueeze(0), labels[at].unsqueeze(0))
+
+
+def cross_entropy_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The loss as ``BertForMaskedLM`` computes it: ``nn.CrossEntropyLoss()`` on the flattened
+    logits (``ignore_index=-100``, the mean over the selected sites)."""
+    return torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())

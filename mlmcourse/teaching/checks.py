@@ -106,3 +106,21 @@ def expect_no_library_loss(call, what: str) -> None:
     used = sorted(watch.ran & LIBRARY_LOSS_OPERATORS)
     expect(not used, f"{what} ran {', '.join(used)}: build the loss from torch.logsumexp and "
                      "gather, not from a library log-softmax or cross-entropy")
+
+
+def expect_returns(call, expected, what: str, advice: str = "") -> None:
+    """Fail unless `call()` returns a value equal to `expected`. An error raised by the call
+    becomes the plain message `what: raised ...` (not a traceback), and `advice`, when given,
+    follows on its own lines. Keep `what` short: nbgrader's Validate cuts every line of a
+    message after about 70 characters, so what failed must come first."""
+    try:
+        got = call()
+    except Exception as error:  # noqa: BLE001 - any error of the checked code, reported plainly
+        message = f"{what}: raised {type(error).__name__}: {error}"
+    else:
+        try:
+            expect_equal(got, expected, what)
+            return
+        except CheckFailed as failed:
+            message = str(failed)
+    raise CheckFailed(f"{message}\n{advice}" if advice else message)
