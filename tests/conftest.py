@@ -71,7 +71,6 @@ def built_course(tmp_path_factory) -> Path:
 # xfail for them until that branch is merged. The lead empties this after merging.
 PUBLIC_PART_PENDING = {
     "04_experiment": "speed",
-    "06_real_bert": "nb6",
 }
 
 

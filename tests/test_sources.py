@@ -67,7 +67,7 @@ def test_every_notebook_starts_with_a_setup_cell(path):
 
 # The visible-check helpers return None, so a cell ending with a call to one echoes nothing.
 NONE_RETURNING_CHECKS = {"expect", "expect_equal", "expect_close", "expect_raises",
-                         "expect_no_library_loss"}
+                         "expect_no_library_loss", "expect_returns"}
 PUBLIC_PART_LINES = 8  # the import, `with stderr_as_output():` and a few short checks
 
 
