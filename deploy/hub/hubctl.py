@@ -186,9 +186,9 @@ def prepare_course(hub: Path, instructor: str, tas: list[str], students: list[st
     shutil.copy2(REPO / "nbgrader_config.py", course / "nbgrader_config.py")
     group = share_with_tas(instructor, tas)
     run("chown", "-R", f"{instructor}:{group}", str(course))
+    add_students_to_gradebook(hub, instructor, course, students)
     run("chmod", "-R", "u+rwX,g+rwX,o-rwx", str(course))
     run("find", str(course), "-type", "d", "-exec", "chmod", "g+s", "{}", "+")
-    add_students_to_gradebook(hub, instructor, course, students)
     return course
 
 
@@ -212,7 +212,7 @@ import sys
 from nbgrader.api import Gradebook
 with Gradebook(sys.argv[1]) as gradebook:
     for student in sys.argv[2:]:
-        gradebook.update_or_create_student(student, first_name=student, last_name="")
+        gradebook.update_or_create_student(student, last_name=student, first_name="")
 """
 
 

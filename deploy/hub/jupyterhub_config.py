@@ -19,6 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent  # the hub runs in the course's virtual environment
 CLASS = json.loads((HUB / "class.json").read_text())
 STAFF = {CLASS["instructor"], *CLASS["tas"]}
+# The course folder (hubctl.py setup made it): the instructor's, shared with TAs by group.
+COURSE_DIR = os.path.join(pwd.getpwnam(CLASS["instructor"]).pw_dir, CLASS["course_id"])
 
 
 def port(name: str, default: int) -> int:
@@ -66,6 +68,7 @@ c.Spawner.environment = {
     **PYTHON["env"],
     "PYTHONPATH": os.pathsep.join(filter(None, [str(HUB / "python"), PYTHON["env"].get("PYTHONPATH")])),
     "MLMCOURSE_COURSE_ID": CLASS["course_id"],
+    "MLMCOURSE_COURSE_DIR": COURSE_DIR,
     "MLMCOURSE_EXCHANGE": str(HUB / "exchange"),
     # Server extensions, lab plugins and nbgrader settings of the role (read-only, shared) ...
     "JUPYTER_CONFIG_DIR": lambda spawner: str(HUB / "roles" / role(spawner)),
@@ -73,3 +76,17 @@ c.Spawner.environment = {
     "JUPYTERLAB_SETTINGS_DIR": lambda spawner: f"{home(spawner)}/.jupyter/lab/user-settings",
     "JUPYTERLAB_WORKSPACES_DIR": lambda spawner: f"{home(spawner)}/.jupyter/lab/workspaces",
 }
+
+
+def staff_server(spawner) -> None:
+    """TAs work in the course folder itself (the formgrader needs the course inside the
+    server's root, and a TA cannot list the instructor's home); staff share what they write
+    there with the group (umask 007)."""
+    if spawner.user.name not in STAFF:
+        return
+    if spawner.user.name != CLASS["instructor"]:
+        spawner.notebook_dir = COURSE_DIR
+    spawner.cmd = ["/bin/sh", "-c", 'umask 007 && exec "$0" "$@"', *c.Spawner.cmd]
+
+
+c.Spawner.pre_spawn_hook = staff_server

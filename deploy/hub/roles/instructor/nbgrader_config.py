@@ -1,6 +1,7 @@
 """nbgrader for the instructor (and TAs) on the course's hub.
 
-The course directory is ~/<course_id> (created by `hubctl.py setup`); its own nbgrader_config.py
+The course directory is the instructor's ~/<course_id> (made by `hubctl.py setup`; the hub
+names it in MLMCOURSE_COURSE_DIR, for TAs too); its own nbgrader_config.py
 is the repository's, so the formgrader's Autograde button and `nbgrader autograde` grade
 through the course's sandboxed engine and write the course's feedback, exactly as `make grade`.
 """
@@ -9,7 +10,7 @@ import os
 
 c = get_config()  # noqa: F821  (provided by traitlets when nbgrader loads this file)
 
-course = os.path.expanduser(os.path.join("~", os.environ["MLMCOURSE_COURSE_ID"]))
+course = os.environ["MLMCOURSE_COURSE_DIR"]
 load_subconfig(os.path.join(course, "nbgrader_config.py"))  # noqa: F821
 c.CourseDirectory.root = course
 c.CourseDirectory.course_id = os.environ["MLMCOURSE_COURSE_ID"]
