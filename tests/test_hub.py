@@ -357,6 +357,7 @@ def grade_and_release_feedback(term: Term, page) -> None:
     press(page, assignment_row("generate-feedback"))
     formgrader(term, page)
     press(page, assignment_row("release-feedback"))
+    page.wait_for_timeout(500)  # the dialog fades in
     shoot(page, "09-instructor-feedback-released")
 
 
