@@ -187,6 +187,7 @@ def prepare_course(hub: Path, instructor: str, tas: list[str], students: list[st
     group = share_with_tas(instructor, tas)
     run("chown", "-R", f"{instructor}:{group}", str(course))
     add_students_to_gradebook(hub, instructor, course, students)
+    run("chown", "-R", f"{instructor}:{group}", str(course))  # the new gradebook too
     run("chmod", "-R", "u+rwX,g+rwX,o-rwx", str(course))
     run("find", str(course), "-type", "d", "-exec", "chmod", "g+s", "{}", "+")
     return course

@@ -17,3 +17,6 @@ c.CourseDirectory.course_id = os.environ["MLMCOURSE_COURSE_ID"]
 # An absolute gradebook path: the formgrader runs in the home folder, not in the course.
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(course, "gradebook.db")
 c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
+# TAs share the course folder through its group: nbgrader keeps what it writes there (release,
+# submitted, autograded, feedback) group-writable.
+c.CourseDirectory.groupshared = True
