@@ -224,9 +224,10 @@ def assignment_list(page):
     return page
 
 
-def formgrader(term: Term, page, path: str = "") -> None:
-    page.goto(f"{term.base(term.instructor)}/formgrader/{path}")
-    page.locator("tbody tr").first.wait_for()
+def formgrader(term: Term, page) -> None:
+    """The formgrader's Manage Assignments page, once its table has loaded."""
+    page.goto(f"{term.base(term.instructor)}/formgrader/")
+    page.locator(f"tbody td.name:has-text('{ASSIGNMENT}')").wait_for()
 
 
 def press(page, selector: str, timeout: float = 300_000) -> str:
