@@ -5,8 +5,11 @@ BIN    := $(VENV)/bin
 READY  := $(VENV)/.installed-course
 READY_DEV := $(VENV)/.installed-dev
 NB     ?=
+# The hub's proxy (configurable-http-proxy), pinned by deploy/hub/package-lock.json, from npm.
+PROXY  := build/node/node_modules/.bin/configurable-http-proxy
+HUB_ARGS ?=
 
-.PHONY: lab lab-ta test build grade export check site bench lint normalize clean help
+.PHONY: lab lab-ta test build grade export check site bench lint normalize hub clean help
 
 help:
 	@echo "make lab     a student's JupyterLab: your copies of the released notebooks in work/"
@@ -18,6 +21,8 @@ help:
 	@echo "make check NB=path/to/notebook.ipynb   run the hidden tests on your own notebook"
 	@echo "make site    the reading edition as HTML pages in build/site/ (open index.html)"
 	@echo "make bench   measure the numbers the README reports"
+	@echo "make hub     (root) JupyterHub for a class on 127.0.0.1:8000; first time:"
+	@echo "             make hub HUB_ARGS=\"--instructor NAME --students A,B [--tas C] [--create-users]\""
 
 # The environment: pinned versions, torch 2.13.0 (CPU build), the course package editable.
 # `make lab` needs the course; `make test` adds the test tools and the optional extras.
@@ -38,7 +43,15 @@ lab: $(READY)
 lab-ta: $(READY)
 	$(BIN)/python -m mlmcourse lab --ta
 
+# npm is optional for `make test`: without it the hub test says why it skips.
+$(PROXY): deploy/hub/package.json deploy/hub/package-lock.json
+	mkdir -p build/node
+	cp deploy/hub/package.json deploy/hub/package-lock.json build/node/
+	npm ci --prefix build/node --no-audit --no-fund --loglevel=error
+	@touch $@
+
 test: $(READY_DEV)
+	@command -v npm >/dev/null && $(MAKE) --no-print-directory $(PROXY) || true
 	$(BIN)/python -m ruff check mlmcourse tests samples
 	$(BIN)/python -m pytest
 
@@ -63,6 +76,12 @@ bench: $(READY_DEV)
 
 lint: $(READY_DEV)
 	$(BIN)/python -m ruff check mlmcourse tests samples
+
+# The course on a JupyterHub (deploy/hub/, README "The course on a JupyterHub"): with HUB_ARGS
+# it prepares build/hub for a class list first; then it starts the hub (as root).
+hub: $(READY) $(PROXY)
+	@test -z "$(HUB_ARGS)" || $(BIN)/python deploy/hub/hubctl.py setup $(HUB_ARGS)
+	$(BIN)/python deploy/hub/hubctl.py start
 
 normalize: $(READY)
 	$(BIN)/python -m mlmcourse normalize

@@ -1,0 +1,22 @@
+"""nbgrader for the instructor (and TAs) on the course's hub.
+
+The course directory is the instructor's ~/<course_id> (made by `hubctl.py setup`; the hub
+names it in MLMCOURSE_COURSE_DIR, for TAs too); its own nbgrader_config.py
+is the repository's, so the formgrader's Autograde button and `nbgrader autograde` grade
+through the course's sandboxed engine and write the course's feedback, exactly as `make grade`.
+"""
+
+import os
+
+c = get_config()  # noqa: F821  (provided by traitlets when nbgrader loads this file)
+
+course = os.environ["MLMCOURSE_COURSE_DIR"]
+load_subconfig(os.path.join(course, "nbgrader_config.py"))  # noqa: F821
+c.CourseDirectory.root = course
+c.CourseDirectory.course_id = os.environ["MLMCOURSE_COURSE_ID"]
+# An absolute gradebook path: the formgrader runs in the home folder, not in the course.
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(course, "gradebook.db")
+c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
+# TAs share the course folder through its group: nbgrader keeps what it writes there (release,
+# submitted, autograded, feedback) group-writable.
+c.CourseDirectory.groupshared = True

@@ -1,0 +1,13 @@
+"""nbgrader for a student on the course's hub: one course, the class's exchange."""
+
+import os
+
+c = get_config()  # noqa: F821  (provided by traitlets when nbgrader loads this file)
+
+c.CourseDirectory.course_id = os.environ["MLMCOURSE_COURSE_ID"]
+c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
+# Validate reports the visible checks too (the release's graded cells hold only a docstring),
+# and a hung cell does not hold the student's Validate button forever.
+c.Validator.validate_all = True
+c.Execute.timeout = 120
+c.Execute.interrupt_on_timeout = True
