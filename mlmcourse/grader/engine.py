@@ -103,6 +103,10 @@ NOTEBOOK_MARGIN_S = 60.0
 HARD_STOP_GRACE_S = 15.0
 
 
+# The detail of a notebook that has no graded cell and is therefore not run.
+NOT_EXECUTED = "no graded cell: not executed (0 / 0)"
+
+
 def notebook_cap_s(limits: Limits) -> float:
     """Wall-clock seconds one notebook may take in all, kernel start included."""
     return limits.cell_timeout_s + limits.student_time_s + NOTEBOOK_MARGIN_S
@@ -324,9 +328,11 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
         why = (f"{name}.ipynb could not be read as a notebook" if copied.exists()
                else f"{name}.ipynb was not submitted")
         return _missing_result(name, source_nb, "missing", why)
+    graded, executed = trusted_notebooks(source_nb, student_nb)
+    if not any(is_graded(cell) for cell in source_nb.cells):
+        return _not_executed(name, graded, course, student, started)
     run_dir = course / "run" / name
     copy_submission(course / "submitted" / student / ASSIGNMENT, run_dir)
-    graded, executed = trusted_notebooks(source_nb, student_nb)
     config_path = write_harness_config(name, sources, submitted, course)
     status, detail = run_trusted(executed, run_dir, config_path, limits)
     tests = score_cells(graded, executed)
@@ -345,6 +351,19 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     score = sum(t.points for t in tests)
     return NotebookResult(name, score, sum(t.max_points for t in tests), status, tests, out,
                           detail, time.monotonic() - started)
+
+
+def _not_executed(name: str, graded, course: Path, student: str,
+                  started: float) -> NotebookResult:
+    """A notebook with no graded cell (an ungraded appendix) scores 0 / 0 whatever it holds, so
+    it is not run at all: no kernel, no worker (running it cost more than any graded notebook).
+    The autograded notebook is the rebuilt one, the student's answer cells in place, unexecuted."""
+    for cell in graded.cells:  # rebuilt without outputs
+        nbio.strip_execution_metadata(cell)
+    out = course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
+    nbio.write(graded, out)
+    return NotebookResult(name, 0.0, 0.0, "ok", [], out, NOT_EXECUTED,
+                          time.monotonic() - started)
 
 
 def grade_submission(course_root: Path, student: str, submission_dir: Path, scratch: Path,
