@@ -62,6 +62,7 @@ from mlmcourse.course.layout import ASSIGNMENT
 from .limits import Limits
 from .rebuild import copy_submission, read_submitted_notebook, trusted_notebooks, worker_cells
 from .results import NotebookResult, TestResult, cell_result, stderr_as_note
+from .slicing import skip_unneeded
 
 log = logging.getLogger("mlmcourse.grader.engine")
 
@@ -329,8 +330,9 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
                else f"{name}.ipynb was not submitted")
         return _missing_result(name, source_nb, "missing", why)
     graded, executed = trusted_notebooks(source_nb, student_nb)
+    skip_unneeded(source_nb, executed)  # only the graded cells and what they need run
     if not any(is_graded(cell) for cell in source_nb.cells):
-        return _not_executed(name, graded, course, student, started)
+        return _not_executed(name, graded, executed, course, student, started)
     run_dir = course / "run" / name
     copy_submission(course / "submitted" / student / ASSIGNMENT, run_dir)
     config_path = write_harness_config(name, sources, submitted, course)
@@ -353,13 +355,12 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
                           detail, time.monotonic() - started)
 
 
-def _not_executed(name: str, graded, course: Path, student: str,
+def _not_executed(name: str, graded, executed, course: Path, student: str,
                   started: float) -> NotebookResult:
     """A notebook with no graded cell (an ungraded appendix) scores 0 / 0 whatever it holds, so
     it is not run at all: no kernel, no worker (running it cost more than any graded notebook).
     The autograded notebook is the rebuilt one, the student's answer cells in place, unexecuted."""
-    for cell in graded.cells:  # rebuilt without outputs
-        nbio.strip_execution_metadata(cell)
+    score_cells(graded, executed)
     out = course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
     nbio.write(graded, out)
     return NotebookResult(name, 0.0, 0.0, "ok", [], out, NOT_EXECUTED,
