@@ -20,6 +20,10 @@ How a notebook is graded:
    ``nobody``), with the memory, CPU-time and wall-clock `Limits` everywhere. Each call of a
    proxy ships tensors there and back as raw storage bytes plus a JSON description
    (:mod:`mlmcourse.grader.wire`); nothing the worker sends is ever unpickled.
+   Only the cells a score can depend on run (:mod:`mlmcourse.grader.slicing`): the setup cell,
+   the answer cells, the graded cells and the cells whose names those read; a demo cell shows a
+   one-line note instead of its output, and a notebook with no graded cell is not run at all
+   (0 / 0).
 3. Each graded cell scores its points when it ran and produced no error
    (:func:`mlmcourse.grader.results.cell_result`). Output on stderr costs nothing: it is shown as
    a note on stdout in the autograded notebook, so nbgrader's own rule ("stderr fails a cell")
