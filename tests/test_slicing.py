@@ -65,3 +65,20 @@ def test_the_skipped_cells_are_blank_in_the_kernel_and_say_why():
     assert executed.cells[1].source == ""
     assert executed.cells[1].outputs[0]["text"] == SKIPPED_NOTE
     assert source.cells[1].source == "print(1)"  # the source notebook is not changed
+
+
+def test_a_notebook_without_graded_cells_is_graded_0_of_0_without_a_kernel(tmp_path, monkeypatch):
+    from mlmcourse.course import nbio
+    from mlmcourse.grader import engine
+    from mlmcourse.grader.limits import Limits
+
+    def no_kernel(*args, **kwargs):
+        raise AssertionError("a notebook without graded cells must not start a kernel")
+
+    monkeypatch.setattr(engine, "run_trusted", no_kernel)
+    nb = _notebook(_cell("import torch", "setup"), _cell("print('a long ablation')", "demo"))
+    result = engine.grade_notebook("05_appendix", {"05_appendix": nb}, {"05_appendix": nb},
+                                   tmp_path, "student", Limits())
+    assert (result.score, result.max_score, result.status, result.tests) == (0, 0, "ok", [])
+    handed_back = nbio.read(result.autograded_path)
+    assert [c.outputs[0]["text"] for c in handed_back.cells] == [SKIPPED_NOTE] * 2
