@@ -98,7 +98,8 @@ def test_text_in_an_output_widget_stops_nothing(tmp_path):
               "        print('a line on stderr', file=sys.stderr, flush=True)\n"
               "    out.clear_output()")
     cells = [code_cell("widget", widget),
-             graded_cell("t_after_widget", "assert double(3) == 6")]
+             # The test reads `out`, so grading runs the widget cell before it.
+             graded_cell("t_after_widget", "assert double(3) == 6 and out is not None")]
     result = grade_toy(tmp_path / "course", cells, Limits(), tmp_path / "scratch")
     assert (result.status, result.score) == ("ok", 1), (result.detail, result.tests)
 

@@ -20,6 +20,10 @@ How a notebook is graded:
    ``nobody``), with the memory, CPU-time and wall-clock `Limits` everywhere. Each call of a
    proxy ships tensors there and back as raw storage bytes plus a JSON description
    (:mod:`mlmcourse.grader.wire`); nothing the worker sends is ever unpickled.
+   Only the cells a score can depend on run (:mod:`mlmcourse.grader.slicing`): the setup cell,
+   the answer cells, the graded cells and the cells whose names those read; a demo cell shows a
+   one-line note instead of its output, and a notebook with no graded cell is not run at all
+   (0 / 0).
 3. Each graded cell scores its points when it ran and produced no error
    (:func:`mlmcourse.grader.results.cell_result`). Output on stderr costs nothing: it is shown as
    a note on stdout in the autograded notebook, so nbgrader's own rule ("stderr fails a cell")
@@ -62,6 +66,7 @@ from mlmcourse.course.layout import ASSIGNMENT
 from .limits import Limits
 from .rebuild import copy_submission, read_submitted_notebook, trusted_notebooks, worker_cells
 from .results import NotebookResult, TestResult, cell_result, stderr_as_note
+from .slicing import skip_unneeded
 
 log = logging.getLogger("mlmcourse.grader.engine")
 
@@ -101,6 +106,10 @@ def _kernel_manager_class():
 NOTEBOOK_MARGIN_S = 60.0
 # If a cell ignores the interrupt that ends it, the run is cancelled this long after the cap.
 HARD_STOP_GRACE_S = 15.0
+
+
+# The detail of a notebook that has no graded cell and is therefore not run.
+NOT_EXECUTED = "no graded cell: not executed (0 / 0)"
 
 
 def notebook_cap_s(limits: Limits) -> float:
@@ -324,9 +333,12 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
         why = (f"{name}.ipynb could not be read as a notebook" if copied.exists()
                else f"{name}.ipynb was not submitted")
         return _missing_result(name, source_nb, "missing", why)
+    graded, executed = trusted_notebooks(source_nb, student_nb)
+    skip_unneeded(source_nb, executed)  # only the graded cells and what they need run
+    if not any(is_graded(cell) for cell in source_nb.cells):
+        return _not_executed(name, graded, executed, course, student, started)
     run_dir = course / "run" / name
     copy_submission(course / "submitted" / student / ASSIGNMENT, run_dir)
-    graded, executed = trusted_notebooks(source_nb, student_nb)
     config_path = write_harness_config(name, sources, submitted, course)
     status, detail = run_trusted(executed, run_dir, config_path, limits)
     tests = score_cells(graded, executed)
@@ -345,6 +357,18 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     score = sum(t.points for t in tests)
     return NotebookResult(name, score, sum(t.max_points for t in tests), status, tests, out,
                           detail, time.monotonic() - started)
+
+
+def _not_executed(name: str, graded, executed, course: Path, student: str,
+                  started: float) -> NotebookResult:
+    """A notebook with no graded cell (an ungraded appendix) scores 0 / 0 whatever it holds, so
+    it is not run at all: no kernel, no worker (running it cost more than any graded notebook).
+    The autograded notebook is the rebuilt one, the student's answer cells in place, unexecuted."""
+    score_cells(graded, executed)
+    out = course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
+    nbio.write(graded, out)
+    return NotebookResult(name, 0.0, 0.0, "ok", [], out, NOT_EXECUTED,
+                          time.monotonic() - started)
 
 
 def grade_submission(course_root: Path, student: str, submission_dir: Path, scratch: Path,
