@@ -66,17 +66,3 @@ def built_course(tmp_path_factory) -> Path:
     return copy
 
 
-# Notebooks whose graded cells get their public part (issues 12/13: Validate tells the truth
-# anywhere, no docstring echoed as Out[n]) on another branch: the tests that check the convention
-# xfail for them until that branch is merged. The lead empties this after merging.
-PUBLIC_PART_PENDING = {
-    "04_experiment": "speed",
-}
-
-
-def pending_public_part(name: str):
-    """pytest marks for a notebook whose public parts are converted on another branch."""
-    branch = PUBLIC_PART_PENDING.get(name)
-    if branch is None:
-        return []
-    return [pytest.mark.xfail(reason=f"converted on branch {branch}", strict=False)]

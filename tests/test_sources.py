@@ -6,7 +6,7 @@ import ast
 import re
 
 import pytest
-from conftest import ROOT, pending_public_part
+from conftest import ROOT
 
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import (
@@ -88,12 +88,7 @@ def public_parts(path):
             yield grade_id(cell), ast.parse(released).body[1:], len(released.split("\n")) - 1
 
 
-def with_pending(notebooks):
-    return [pytest.param(path, marks=pending_public_part(path.stem), id=path.name)
-            for path in notebooks]
-
-
-@pytest.mark.parametrize("path", with_pending(NOTEBOOKS))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_graded_cells_have_a_public_part_that_echoes_nothing(path):
     """Between the docstring and the hidden tests: a short check the released cell runs, whose
     last statement is no value (a released cell holding only its docstring echoes it as Out[n],
@@ -106,7 +101,7 @@ def test_graded_cells_have_a_public_part_that_echoes_nothing(path):
             "the released cell prints Out[n]")
 
 
-@pytest.mark.parametrize("path", with_pending(NOTEBOOKS))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_public_parts_call_the_student_inside_stderr_as_output(path):
     """Validate fails a graded cell that writes to stderr, grading does not: the public part
     is an import, then one `with stderr_as_output():` block holding every check."""

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, pending_public_part
+from conftest import ROOT
 
 from mlmcourse.build.editions import build_release
 from mlmcourse.build.samples import load_samples, sample_notebook
@@ -85,7 +85,7 @@ def validate(notebook: Path, home: Path) -> str:
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pending_public_part(name), id=name) for name in sorted(WRONG)
+    pytest.param(name, id=name) for name in sorted(WRONG)
 ])
 def test_validate_tells_the_truth_without_course_config(course, tmp_path, name):
     home = tmp_path / "reference"
@@ -103,7 +103,7 @@ def test_validate_tells_the_truth_without_course_config(course, tmp_path, name):
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pending_public_part(name), id=name)
+    pytest.param(name, id=name)
     for name in ("01_corruption", "03_empty_mask_and_gradient")
 ])
 def test_a_right_answer_that_writes_to_stderr_passes_validate(course, tmp_path, name):
