@@ -28,15 +28,18 @@ FAILED = "VALIDATION FAILED ON"
 FLOAT_WARNING = "cannot be converted to"  # "... a float": nbgrader wraps the line there
 
 # One typical wrong answer per graded notebook, and a phrase of the public-part message its
-# Validate must show (so it fails for the right reason, not because the notebook broke; None
-# where the branch that converts the notebook has still to name it).
+# Validate must show (so it fails for the right reason, not because the notebook broke).
 WRONG = {
-    "01_corruption": ("wrong_no_validation", None),
+    "01_corruption": ("wrong_no_validation", "expected ValueError"),
     "02_stable_log_softmax": ("wrong_raw_exp", "float32 logits near 1e4"),
     "03_empty_mask_and_gradient": ("wrong_no_range_check", "a label equal to V = 5"),
-    "04_experiment": ("blank", None),
-    "06_real_bert": ("wrong_selects_special_tokens", None),
+    "04_experiment": ("wrong_labels_from_corrupted", "at seed 163"),  # 04 runs 01's answer
+    "06_real_bert": ("wrong_selects_special_tokens", "special_ids"),
 }
+
+
+# Notebook 04 has no answer cell: it grades the answers it loads from notebooks 01 and 03.
+LOADS_ANSWERS_OF = {"04_experiment": ("01_corruption", "03_empty_mask_and_gradient")}
 
 
 def graded_notebooks() -> list[str]:
@@ -60,13 +63,16 @@ def course(tmp_path_factory) -> Path:
 
 
 def student_home(course: Path, home: Path, name: str, student_id: str) -> Path:
-    """A hub home: bert_mlm/ with the reference release of every notebook (04 loads its
-    siblings' answers), notebook `name` as `student_id` hands it in, and no nbgrader config."""
+    """A hub home: bert_mlm/ with the reference release of every notebook, notebook `name` (and,
+    for 04, the siblings whose answers it loads) as `student_id` hands it in, no nbgrader config."""
     samples = {sample.student_id: sample for sample in load_samples(course)}
     folder = home / ASSIGNMENT
+    theirs = {name, *LOADS_ANSWERS_OF.get(name, ())}
     for path in sorted((course / "release" / ASSIGNMENT).glob("*.ipynb")):
-        who = student_id if path.stem == name else "reference"
-        nbio.write(sample_notebook(course, samples[who], path.stem), folder / path.name)
+        who = student_id if path.stem in theirs else "reference"
+        handed_in = sample_notebook(course, samples[who], path.stem)  # None: not handed in
+        nb = handed_in or sample_notebook(course, samples["reference"], path.stem)
+        nbio.write(nb, folder / path.name)
     assert not list(home.rglob("nbgrader_config.py"))
     return folder / f"{name}.ipynb"
 
@@ -97,7 +103,7 @@ def test_validate_tells_the_truth_without_course_config(course, tmp_path, name):
     home = tmp_path / student_id
     wrong = validate(student_home(course, home, name, student_id), home)
     assert FAILED in wrong, f"{student_id} passes Validate:\n{wrong[-3000:]}"
-    assert phrase is None or phrase in wrong, (
+    assert phrase in wrong, (
         f"{student_id} fails Validate without {phrase!r}:\n{wrong[-3000:]}")
     assert FLOAT_WARNING not in wrong, f"Validate warns about an Out[n]:\n{wrong[-3000:]}"
 
