@@ -146,6 +146,20 @@ def _slider_html(name: str, state: dict) -> str:
     )
 
 
+def _choice_html(state: dict) -> str:
+    """A saved choice widget (the mix menu) as a disabled select showing the chosen option."""
+    options = state.get("_options_labels", [])
+    chosen = state.get("index")
+    items = "".join(
+        f'<option{" selected" if i == chosen else ""}>{html.escape(str(label))}</option>'
+        for i, label in enumerate(options))
+    return (
+        '<div class="mlm-slider">'
+        f'<span class="mlm-slider-label">{html.escape(str(state.get("description", "")))}</span>'
+        f'<select disabled>{items}</select></div>'
+    )
+
+
 def _readout(value: object, spec: str) -> str:
     """The slider's own readout format (d3-style, e.g. '.2f'), as far as Python shares it."""
     if re.fullmatch(r"\.\d+g", spec):
@@ -192,6 +206,8 @@ def widget_snapshot(state: dict, model_id: str, depth: int = 0) -> str:
         data = _buffer(model, "value")
         kind = values.get("format", "png")
         return f'<img alt="saved panel" src="data:image/{kind};base64,{data}">' if data else ""
+    if name in ("DropdownModel", "SelectModel", "RadioButtonsModel", "ToggleButtonsModel"):
+        return _choice_html(values)
     if name == "ButtonModel":
         return f'<button disabled>{html.escape(str(values.get("description", "")))}</button>'
     if name == "OutputModel":
