@@ -229,3 +229,14 @@ def test_a_stalled_worker_costs_only_the_calls_it_stalled(attacks):
     failed = [t.grade_id for t in results[0].tests if not t.passed]
     assert failed == ["test_empty"]
     assert results[0].status == "timeout"
+
+
+def test_a_traceback_through_the_course_package_names_it_by_its_short_path():
+    """A check helper's frame (mlmcourse/teaching/checks.py) in a graded notebook must not carry
+    the folder the course is checked out in: a regrade elsewhere writes the same bytes."""
+    import mlmcourse
+    from mlmcourse.course.nbio import short_library_path
+
+    checks = Path(mlmcourse.__file__).resolve().parent / "teaching" / "checks.py"
+    line = f"File {checks}:105, in expect"
+    assert short_library_path(line) == "File mlmcourse/teaching/checks.py:105, in expect"

@@ -500,7 +500,7 @@ def test_check_command_reports_each_test_and_leaves_the_notebook_alone(course, g
     assert done.returncode == 1, done.stderr[-2000:]
     assert "PASS  test_unselected" in done.stdout
     assert "FAIL  test_custom_ignore_index" in done.stdout
-    assert "Use the ignore_index argument" in done.stdout  # the test's own message
+    assert "ignore_index=-7: expected -7, got -100" in done.stdout  # the check's own message
     assert "score: 21 / 24" in done.stdout
     assert (notebook.read_bytes(), notebook.stat().st_mtime_ns) == before
 

@@ -74,8 +74,13 @@ def cells_points(nb):
 def test_the_list_keeps_part_headings_and_escapes_markdown():
     source = next(p for p in SOURCES if p.stem == "01_corruption")
     edition = reading_edition(nbformat.read(source, 4))
-    first = next(cell.source for cell in edition.cells
-                 if cell.source.startswith(f"**{HIDDEN_TESTS_TITLE}**"))
-    assert "*Part A · The three branches*" in first
+    at = next(i for i, cell in enumerate(edition.cells)
+              if cell.source.startswith(f"**{HIDDEN_TESTS_TITLE}**"))
+    first = edition.cells[at].source
+    assert edition.cells[at - 1].source.startswith("### Part A · The three branches"), (
+        "the part's own heading stays right above its list")
+    part_d = next(cell.source for cell in edition.cells if "**D1**" in cell.source)
+    assert "*Part D · Edge cases and a large random comparison*" in part_d, (
+        "a part heading inside a run of test sections becomes a sub-heading of the list")
     assert "`make check`" in first, "the first list says how to run the hidden tests"
     assert "mask\\_token\\_id" in first, "a docstring's underscores must not turn into emphasis"
