@@ -304,6 +304,13 @@ def write_answer(term: Term, page, user: str, answer: str) -> Path:
 
 
 # Validate's time, measured in the page: from the click to nbgrader's result dialog.
+# What each student's Validate must show: its kind, and a phrase of the dialog.
+VALIDATE_SAYS = {
+    "right": ("success", "Success"),
+    "wrong": ("failed", "labels"),
+    "hostile": ("failed", "ignore_index=-7"),
+}
+
 VALIDATE_CLOCK = """() => {
     window.mlmValidate = {start: Date.now(), end: null};
     const shown = () => document.querySelector('.nbgrader-SuccessDialog, .nbgrader-ErrorDialog');
@@ -434,9 +441,10 @@ def test_a_whole_term_on_the_hub(term):
         kind, text, seconds = validate_result(page)
         term.times[f"Validate, {role} answer"] = seconds
         shoot(page, f"06-{role}-validate")
-        # Honest: the wrong answer breaks a visible check; the other two pass every visible
-        # check (the hostile one loses its points in hidden tests only).
-        assert kind == ("failed" if role == "wrong" else "success"), f"{role}: {text[:2000]}"
+        # Honest: the right answer passes; the wrong one breaks a visible check, and so does
+        # the hostile one, whose answer hard-codes -100 (a graded cell's public part catches it).
+        assert kind == VALIDATE_SAYS[role][0], f"{role}: {text[:2000]}"
+        assert VALIDATE_SAYS[role][1] in text, f"{role}: {text[:2000]}"
         close_dialog(page)
         submit(page, role)
         handed_in[user] = digest(work[user])
