@@ -12,6 +12,7 @@ from mlmcourse.course import nbio
 from mlmcourse.course.cells import (
     grade_id,
     is_graded,
+    is_hidden_helper,
     is_solution,
     nbgrader_meta,
     without_hidden_tests,
@@ -117,10 +118,6 @@ def test_public_parts_call_the_student_inside_stderr_as_output(path):
 def test_hidden_regions_live_in_graded_cells_or_hidden_helper_cells(path):
     """A hidden helper cell (helpers that a notebook's graded tests share) is locked, shows only
     a comment, defines only private names, and comes before the first graded cell."""
-    import ast
-
-    from mlmcourse.course.cells import is_hidden_helper, without_hidden_tests
-
     cells = nbio.read(path).cells
     first_graded = next((i for i, cell in enumerate(cells) if is_graded(cell)), len(cells))
     for index, cell in enumerate(cells):
