@@ -527,3 +527,49 @@ def test_kernel_stub_module_imports_nothing_heavy():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, check=True)
     assert done.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------------------------------------
+# A failure of the grader is never a student's zero.
+
+
+def test_a_notebook_the_grader_failed_is_graded_again(course, tmp_path, monkeypatch):
+    """A notebook whose grading failed for the grader's reasons (status 'error', or the trusted
+    kernel died) is graded once more; the second result is the one returned."""
+    from mlmcourse.grader import engine
+    from mlmcourse.grader.results import NotebookResult
+
+    calls = []
+
+    def flaky(name, *args):
+        calls.append(name)
+        if len(calls) == 1:
+            raise OSError("the scratch disk hiccuped")
+        return NotebookResult(name, 15.0, 15.0, "ok")
+
+    monkeypatch.setattr(engine, "grade_notebook", flaky)
+    submission = tmp_path / "submitted"
+    build_sample(course, "reference", submission)
+    [result] = grade_submission(course, "reference", submission / "reference" / ASSIGNMENT,
+                                tmp_path / "scratch", LIMITS, notebooks=["02_stable_log_softmax"])
+    assert calls == ["02_stable_log_softmax"] * 2
+    assert (result.status, result.score) == ("ok", 15.0)
+
+    died = NotebookResult("x", 0.0, 5.0, "crashed", detail=f"{engine.KERNEL_DIED}: gone")
+    student_crash = NotebookResult("x", 0.0, 5.0, "crashed", detail="crash: worker segfault")
+    assert engine._graders_fault(died) and not engine._graders_fault(student_crash)
+
+
+def test_a_task_the_grader_failed_twice_is_not_recorded(monkeypatch):
+    """The coordinator's task raises (the submission keeps its earlier grades and is reported)
+    rather than hand back a notebook that scored zero because the grader failed."""
+    from mlmcourse.grader import coordinator, engine
+    from mlmcourse.grader.results import NotebookResult
+
+    def broken(course, student, submission, scratch, **kwargs):
+        return [NotebookResult("01_corruption", 0.0, 24.0, "error",
+                               detail="the grader failed: OSError: disk")]
+
+    monkeypatch.setattr(engine, "grade_submission", broken)
+    with pytest.raises(coordinator.GraderFailure, match="01_corruption: the grader failed"):
+        coordinator.grade_task({}, "someone", {})

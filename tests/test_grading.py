@@ -56,8 +56,21 @@ def test_every_sample_scores_exactly_as_expected(built_course, scores, samples):
         for name, points in expected_scores(built_course, student).items():
             got = scores.get((student.student_id, name))
             if got is None or got.score != points:
-                wrong.append(f"{student.student_id}/{name}: got {got and got.score}, want {points}")
+                wrong.append(f"{student.student_id}/{name}: got {got and got.score}, want {points}"
+                             + first_failures(built_course, student.student_id, name))
     assert not wrong, "\n".join(wrong)
+
+
+def first_failures(root, student: str, name: str, shown: int = 4) -> str:
+    """The first failure messages of a graded notebook, so that a wrong score says why."""
+    path = root / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
+    if not path.is_file():
+        return f" (no autograded notebook at {path})"
+    messages = [f"{cell.metadata.nbgrader.get('grade_id')}: {results.failure_message(cell)}"
+                for cell in nbio.read(path).cells
+                if cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+                and results.failure_message(cell)]
+    return "".join(f"\n    {m[:300]}" for m in messages[:shown])
 
 
 @pytest.mark.slow

@@ -124,6 +124,10 @@ def submission_files(root: Path, student: str) -> dict[str, bytes]:
     return read_files(root / "submitted" / student / ASSIGNMENT, recursive=False)
 
 
+class GraderFailure(RuntimeError):
+    """A notebook of the submission could not be graded, twice, for reasons of the grader."""
+
+
 # ---- the task: one submission on a worker -------------------------------------------------------
 
 
@@ -145,6 +149,9 @@ def grade_task(course: dict[str, bytes], student: str, submitted: dict[str, byte
         results = engine.grade_submission(
             scratch / "course", student, submission, scratch / "work", **kwargs
         )
+        failed = [f"{r.notebook}: {r.detail}" for r in results if r.status == "error"]
+        if failed:  # twice the grader's fault: keep the earlier grades rather than record zeros
+            raise GraderFailure("; ".join(failed))
         autograded = {}
         for result in results:
             if result.autograded_path is not None and Path(result.autograded_path).is_file():

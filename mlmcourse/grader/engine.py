@@ -104,6 +104,8 @@ def _kernel_manager_class():
 # experiment) fits in one cell's timeout, and this margin covers starting the kernel on a busy
 # machine. Past the cap the kernel is stopped and the tests not yet run count as not run.
 NOTEBOOK_MARGIN_S = 60.0
+# How a result's detail starts when the trusted kernel died (the grader's failure, retried).
+KERNEL_DIED = "the grading kernel died"
 # If a cell ignores the interrupt that ends it, the run is cancelled this long after the cap.
 HARD_STOP_GRACE_S = 15.0
 
@@ -226,7 +228,7 @@ def run_trusted(nb, cwd: Path, config_path: Path, limits: Limits) -> tuple[str, 
     except NotebookTimeout:
         status = "timeout"
     except DeadKernelError as err:
-        status, detail = "crashed", f"the grading kernel died: {err}"
+        status, detail = "crashed", f"{KERNEL_DIED}: {err}"
     except Exception as err:  # noqa: BLE001  (nbclient's own errors: start failures...)
         log.warning("the trusted kernel failed", exc_info=True)
         status, detail = "error", f"{type(err).__name__}: {err}"
@@ -399,10 +401,28 @@ def grade_submission(course_root: Path, student: str, submission_dir: Path, scra
     submitted = {n: read_submitted_notebook(copied / f"{n}.ipynb") for n in sources}
     results = []
     for name in names:
-        try:
-            results.append(grade_notebook(name, sources, submitted, course, student, limits))
-        except Exception as err:  # noqa: BLE001  (one notebook's failure is only its own)
-            log.exception("grading %s/%s failed", student, name)
-            results.append(_missing_result(name, sources[name], "error",
-                                           f"the grader failed: {type(err).__name__}: {err}"))
+        result = _grade_guarded(name, sources, submitted, course, student, limits)
+        if _graders_fault(result):
+            # A failure of the grader (the sandbox's setup, a kernel that did not start or died)
+            # says nothing about the student: grade the notebook once more from scratch.
+            log.warning("grading %s/%s failed (%s: %s); grading it again", student, name,
+                        result.status, result.detail)
+            result = _grade_guarded(name, sources, submitted, course, student, limits)
+        results.append(result)
     return results
+
+
+def _grade_guarded(name: str, sources: dict, submitted: dict, course: Path, student: str,
+                   limits: Limits) -> NotebookResult:
+    try:
+        return grade_notebook(name, sources, submitted, course, student, limits)
+    except Exception as err:  # noqa: BLE001  (one notebook's failure is only its own)
+        log.exception("grading %s/%s failed", student, name)
+        return _missing_result(name, sources[name], "error",
+                               f"the grader failed: {type(err).__name__}: {err}")
+
+
+def _graders_fault(result: NotebookResult) -> bool:
+    """Whether the result says more about the grader than about the student's code (status
+    ``error``, or the trusted kernel died: the student's code never runs in it)."""
+    return result.status == "error" or result.detail.startswith(KERNEL_DIED)
