@@ -19,6 +19,7 @@ generate_feedback, the score table and grades.csv) and times each phase, so that
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -46,7 +47,8 @@ def _knob(name: str, default: str) -> str:
 def synthetic_class(root: Path, destination: Path, size: int, notebooks: list[str]) -> list[str]:
     """A course at `destination` whose series is `notebooks` and whose class is `size` copies
     of the sample students (reference, blank and the typical wrong ones, not the hostile ones:
-    a hang would only measure nbgrader's timeout)."""
+    a hang would only measure nbgrader's timeout). Every student hands in every notebook, as a
+    class does: where a sample changes nothing, its base (the reference, or the blank release)."""
     from mlmcourse.build import samples
     from mlmcourse.course.layout import notebook_names
 
@@ -68,10 +70,9 @@ def synthetic_class(root: Path, destination: Path, size: int, notebooks: list[st
     for index in range(size):
         sample = typical[index % len(typical)]
         student = f"s{index + 1:03d}_{sample.student_id}"
+        whole = dataclasses.replace(sample, notebooks=list(notebooks))
         for name in notebooks:
-            nb = samples.sample_notebook(root, sample, name)
-            if nb is None:
-                continue
+            nb = samples.sample_notebook(root, whole, name)
             nbio.write(nb, destination / "submitted" / student / ASSIGNMENT / f"{name}.ipynb")
         students.append(student)
     return students
@@ -285,7 +286,8 @@ def _table(rows, phases, names, size, n_students, cores, check_s, notes, load) -
                                                                      {}).items())
     lines += ["", f"{cores} cores; load average {load[0]:.1f} before, {load[1]:.1f} after. "
               f"The class: {n_students} copies of the sample students (reference, blank, typical "
-              f"wrong ones; no hostile ones). Engine time per notebook (mean): {per_nb}. "
+              f"wrong ones, each handing in all {len(names)} notebooks; no hostile ones). "
+              f"Engine time per notebook (mean): {per_nb}. "
               + " ".join(notes)]
     verdicts = []
     by_workers = {w: p["process"] for w, p in phases.items()}

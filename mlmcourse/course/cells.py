@@ -21,6 +21,11 @@ def is_solution_marker(line: str) -> bool:
     return bool(_SOLUTION_MARKER.match(line))
 
 
+def source_text(source) -> str:
+    """A cell's source or an output's text as one string (a notebook may store a list of lines)."""
+    return "".join(source) if isinstance(source, list) else str(source or "")
+
+
 def nbgrader_meta(cell: nbformat.NotebookNode) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
 

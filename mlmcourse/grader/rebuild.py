@@ -23,7 +23,13 @@ from pathlib import Path
 
 import nbformat
 
-from mlmcourse.course.cells import SETUP_GRADE_ID, grade_id, is_solution, release_stub
+from mlmcourse.course.cells import (
+    SETUP_GRADE_ID,
+    grade_id,
+    is_solution,
+    release_stub,
+    source_text,
+)
 
 MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
 
@@ -63,9 +69,6 @@ def copy_submission(submission_dir: Path, destination: Path) -> list[str]:
             copied.append(path.name)
     return copied
 
-
-def _text(source) -> str:
-    return "".join(source) if isinstance(source, list) else str(source or "")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,7 +132,7 @@ def worker_cells(name: str, source_nb: nbformat.NotebookNode,
         elif is_solution(cell):
             mine = theirs.get(gid)
             if mine is not None and mine.get("cell_type") == "code":
-                source = _text(mine.get("source"))
+                source = source_text(mine.get("source"))
             else:
                 source = release_stub(cell.source)
             bindings[gid] = defined_names(cell.source)
@@ -157,7 +160,7 @@ def trusted_notebooks(source_nb: nbformat.NotebookNode,
         gid = grade_id(shown)
         mine = theirs.get(gid)
         if mine is not None and mine.get("cell_type") == shown.cell_type:
-            shown.source = _text(mine.get("source"))
+            shown.source = source_text(mine.get("source"))
         else:
             shown.source = release_stub(shown.source, shown.cell_type)
         if shown.cell_type == "code":

@@ -12,14 +12,11 @@ from pathlib import Path
 
 import nbformat
 
-from mlmcourse.course.cells import grade_id
+from mlmcourse.course.cells import grade_id, source_text
 
 STDERR_NOTE = "[stderr, shown here as a note: it costs no points]\n"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colour codes, as in tracebacks
 
-
-def _text(source) -> str:
-    return "".join(source) if isinstance(source, list) else str(source or "")
 
 
 @dataclass(frozen=True)
@@ -50,7 +47,7 @@ def plain_text(text: str) -> str:
 
 def error_line(output) -> str:
     """What an error output says, as plain text: ``ename: evalue`` (the test's own message)."""
-    message = f"{output.get('ename', 'Error')}: {plain_text(_text(output.get('evalue')))}"
+    message = f"{output.get('ename', 'Error')}: {plain_text(source_text(output.get('evalue')))}"
     return message.strip().rstrip(":")
 
 
@@ -81,6 +78,6 @@ def stderr_as_note(cell) -> None:
     for output in cell.get("outputs", []):
         if output.get("output_type") == "stream" and output.get("name") == "stderr":
             output = nbformat.from_dict({"output_type": "stream", "name": "stdout",
-                                         "text": STDERR_NOTE + _text(output.get("text"))})
+                                         "text": STDERR_NOTE + source_text(output.get("text"))})
         outputs.append(output)
     cell["outputs"] = outputs
