@@ -14,7 +14,9 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from mlmcourse.course.layout import notebook_names
+from mlmcourse.course import nbio
+from mlmcourse.course.headings import check_headings
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 from mlmcourse.grader.engine import grade_submission
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.results import NotebookResult, TestResult
@@ -23,7 +25,8 @@ from mlmcourse.grader.zygote import stop_zygote
 
 STUDENT = "self_check"
 
-__all__ = ["STUDENT", "TestResult", "all_passed", "check_notebook", "check_result", "report"]
+__all__ = ["STUDENT", "TestResult", "all_passed", "check_names", "check_notebook", "check_result",
+           "report"]
 
 
 def check_result(root: Path, notebook: Path, limits: Limits | None = None) -> NotebookResult:
@@ -65,9 +68,18 @@ def all_passed(results: NotebookResult | Iterable[NotebookResult]) -> bool:
     return all(test.passed for result in _as_list(results) for test in result.tests)
 
 
-def report(results: NotebookResult | Iterable[NotebookResult]) -> str:
+def check_names(root: Path, name: str) -> dict[str, str]:
+    """grade_id -> the check's name as the notebook heads it ("B1 · Labels"), for `report`."""
+    source = nbio.read(Path(root) / "source" / ASSIGNMENT / f"{name}.ipynb")
+    return {gid: heading.title.replace("`", "") for gid, heading in check_headings(source).items()}
+
+
+def report(results: NotebookResult | Iterable[NotebookResult],
+           names: dict[str, str] | None = None) -> str:
     """The learner's view of checked notebooks: each test as the engine judged it, then the
-    notebook's score as the engine counted it (nothing is judged or counted again here)."""
+    notebook's score as the engine counted it (nothing is judged or counted again here).
+    `names` (grade_id -> heading, `check_names`) names each test as the notebook does."""
+    names = names or {}
     lines = []
     for result in _as_list(results):
         if lines:
@@ -77,7 +89,8 @@ def report(results: NotebookResult | Iterable[NotebookResult]) -> str:
             lines.append(f"      the notebook did not run to the end: {result.detail}")
         for test in result.tests:
             mark = "PASS" if test.passed else "FAIL"
-            lines.append(f"{mark}  {test.grade_id:<36} {test.points:g} / {test.max_points:g}")
+            name = names.get(test.grade_id, test.grade_id)
+            lines.append(f"{mark}  {test.points:g} / {test.max_points:g}  {name}")
             if test.message:
                 lines.append(f"      {test.message}")
         lines.append(f"\nscore: {result.score:g} / {result.max_score:g}")

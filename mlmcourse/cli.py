@@ -63,14 +63,15 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .check import all_passed, check_result, report
+    from .check import all_passed, check_names, check_result, report
 
     notebook = Path(args.notebook).resolve()
     if not notebook.is_file():
         print(f"check: no such notebook: {args.notebook}", file=sys.stderr)
         return 2
-    result = check_result(find_root(), notebook)
-    print(report(result))
+    root = find_root()
+    result = check_result(root, notebook)
+    print(report(result, check_names(root, result.notebook)))
     return 0 if all_passed(result) else 1
 
 

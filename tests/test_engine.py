@@ -498,8 +498,9 @@ def test_check_command_reports_each_test_and_leaves_the_notebook_alone(course, g
     before = (notebook.read_bytes(), notebook.stat().st_mtime_ns)
     done = run_course(course, "check", str(notebook), timeout=600)
     assert done.returncode == 1, done.stderr[-2000:]
-    assert "PASS  test_unselected" in done.stdout
-    assert "FAIL  test_custom_ignore_index" in done.stdout
+    # each test is named by the notebook's heading
+    assert "PASS  1 / 1  A1 · Unselected sites keep their token" in done.stdout
+    assert "FAIL  0 / 1  B3 · A custom ignore_index" in done.stdout
     assert "ignore_index=-7: expected -7, got -100" in done.stdout  # the check's own message
     assert "score: 21 / 24" in done.stdout
     assert (notebook.read_bytes(), notebook.stat().st_mtime_ns) == before

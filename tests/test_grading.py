@@ -177,10 +177,12 @@ def test_check_report_renders_the_engines_results():
     # the score is the engine's, not a sum made here
     result = results.NotebookResult("01_a", 2.0, 5.0, "ok", tests)
     text = report(result)
-    assert "PASS  test_shape" in text and "FAIL  test_values" in text
+    assert "PASS  2 / 2  test_shape" in text and "FAIL  0 / 3  test_values" in text
     assert "      AssertionError: fix the mask" in text
     assert text.endswith("score: 2 / 5")
     assert not all_passed(result)
     assert all_passed([results.NotebookResult("01_a", 2.0, 2.0, "ok", tests[:1])])
+    named = report(result, {"test_shape": "A1 · The shape"})
+    assert "PASS  2 / 2  A1 · The shape" in named and "FAIL  0 / 3  test_values" in named
     crashed = results.NotebookResult("01_a", 0.0, 5.0, "crashed", [], detail="the kernel died")
     assert "did not run to the end: the kernel died" in report([crashed])
