@@ -52,7 +52,7 @@ $(PROXY): deploy/hub/package.json deploy/hub/package-lock.json
 
 test: $(READY_DEV)
 	@command -v npm >/dev/null && $(MAKE) --no-print-directory $(PROXY) || true
-	$(BIN)/python -m ruff check mlmcourse tests samples
+	$(BIN)/python -m ruff check mlmcourse tests samples deploy
 	$(BIN)/python -m pytest
 
 build: $(READY_DEV)
@@ -75,7 +75,7 @@ bench: $(READY_DEV)
 	$(BIN)/python -m mlmcourse bench
 
 lint: $(READY_DEV)
-	$(BIN)/python -m ruff check mlmcourse tests samples
+	$(BIN)/python -m ruff check mlmcourse tests samples deploy
 
 # The course on a JupyterHub (deploy/hub/, README "The course on a JupyterHub"): with HUB_ARGS
 # it prepares build/hub for a class list first; then it starts the hub (as root).

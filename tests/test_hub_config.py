@@ -75,3 +75,17 @@ def test_the_hub_spawns_system_users_on_localhost_for_the_class_list(tmp_path, m
 
     assert env["JUPYTER_CONFIG_DIR"](Spawner("ann")) == str(tmp_path / "roles" / "student")
     assert env["JUPYTER_CONFIG_DIR"](Spawner("root")) == str(tmp_path / "roles" / "instructor")
+
+
+def test_the_instructors_sources_carry_the_kernels_language_info(tmp_path):
+    """A release generated from them opens unmodified in a student's lab (JupyterLab writes
+    the kernel's language_info into a notebook that lacks it, and marks it modified)."""
+    from mlmcourse.lab import kernel_language_info
+
+    hubctl = runpy.run_path(str(DEPLOY / "hubctl.py"))
+    source = ROOT / "source" / "bert_mlm" / "01_corruption.ipynb"
+    hubctl["copy_with_language_info"](source, tmp_path / "copy.ipynb")
+    copy = json.loads((tmp_path / "copy.ipynb").read_text())
+    original = json.loads(source.read_text())
+    assert copy["metadata"]["language_info"] == kernel_language_info()
+    assert copy["cells"] == original["cells"]

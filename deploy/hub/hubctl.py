@@ -182,7 +182,8 @@ def prepare_course(hub: Path, instructor: str, tas: list[str], students: list[st
     source = course / "source" / ASSIGNMENT
     source.mkdir(parents=True, exist_ok=True)
     for name in notebooks:
-        shutil.copy2(REPO / "source" / ASSIGNMENT / f"{name}.ipynb", source / f"{name}.ipynb")
+        copy_with_language_info(REPO / "source" / ASSIGNMENT / f"{name}.ipynb",
+                                source / f"{name}.ipynb")
     shutil.copy2(REPO / "nbgrader_config.py", course / "nbgrader_config.py")
     group = share_with_tas(instructor, tas)
     run("chown", "-R", f"{instructor}:{group}", str(course))
@@ -191,6 +192,19 @@ def prepare_course(hub: Path, instructor: str, tas: list[str], students: list[st
     run("chmod", "-R", "u+rwX,g+rwX,o-rwx", str(course))
     run("find", str(course), "-type", "d", "-exec", "chmod", "g+s", "{}", "+")
     return course
+
+
+def copy_with_language_info(notebook: Path, target: Path) -> None:
+    """Copy a source notebook with the language_info the users' kernel reports (the same
+    interpreter and ipykernel): JupyterLab writes it into a notebook when the kernel connects,
+    so a release that held only the language's name opened as modified on every student's
+    first look. The release the instructor generates keeps the source's metadata."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    nb = json.loads(notebook.read_text())
+    nb.setdefault("metadata", {})["language_info"] = json.loads(
+        json.dumps(IPythonKernel.language_info))
+    target.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def share_with_tas(instructor: str, tas: list[str]) -> str:

@@ -31,7 +31,8 @@ def port(name: str, default: int) -> int:
 c.JupyterHub.bind_url = f"http://127.0.0.1:{port('PORT', 8000)}"
 c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{port('HUB_PORT', 8081)}"
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{port('API_PORT', 8001)}"
-c.ConfigurableHTTPProxy.command = [str(REPO / "build/node/node_modules/.bin/configurable-http-proxy")]
+c.ConfigurableHTTPProxy.command = [
+    str(REPO / "build/node/node_modules/.bin/configurable-http-proxy")]
 c.ConfigurableHTTPProxy.pid_file = str(HUB / "state" / "proxy.pid")
 c.JupyterHub.db_url = f"sqlite:///{HUB / 'state' / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(HUB / "state" / "cookie_secret")
@@ -66,7 +67,8 @@ c.Spawner.environment = {
     # the venv's commands (or, with the system's Python, wrappers of them in bin/) come first
     "PATH": f"{HUB / 'bin'}:{VENV_BIN}:/usr/local/bin:/usr/bin:/bin",
     **PYTHON["env"],
-    "PYTHONPATH": os.pathsep.join(filter(None, [str(HUB / "python"), PYTHON["env"].get("PYTHONPATH")])),
+    "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(HUB / "python"), PYTHON["env"].get("PYTHONPATH")])),
     "MLMCOURSE_COURSE_ID": CLASS["course_id"],
     "MLMCOURSE_COURSE_DIR": COURSE_DIR,
     "MLMCOURSE_EXCHANGE": str(HUB / "exchange"),
