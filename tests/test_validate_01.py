@@ -9,10 +9,6 @@ it checks only the graded cells).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import matplotlib
 import nbformat
 import pytest
@@ -124,20 +120,3 @@ def test_graded_cells_echo_nothing():
             assert not isinstance(last, ast.Expr) or isinstance(last.value, ast.Call), (
                 f"{grade_id(cell)} ends with an expression that echoes a value"
             )
-
-
-def test_nbgrader_validate_in_a_bare_folder(tmp_path):
-    """nbgrader's own Validate, in a folder that holds only the notebook (a student's home):
-    the reference passes, a wrong answer (hard-coded ignore_index) is reported."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NBGRADER", "MLMCOURSE"))}
-    env.update(MPLBACKEND="Agg", HOME=str(tmp_path), JUPYTER_CONFIG_DIR=str(tmp_path / ".jupyter"))
-    wrong = next(s for s in WRONG if s.student_id == "wrong_hardcoded_ignore_index")
-    for label, nb, passes in (("reference", student_copy(), True),
-                              ("wrong", student_copy(wrong), False)):
-        folder = tmp_path / label
-        folder.mkdir()
-        nbio.write(nb, folder / f"{NAME}.ipynb")
-        done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", f"{NAME}.ipynb"],
-                              cwd=folder, env=env, capture_output=True, text=True, timeout=300)
-        report = done.stdout + done.stderr
-        assert ("Success! Your notebook passes all the tests." in report) is passes, report[-3000:]
