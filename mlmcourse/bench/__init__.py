@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 
 def _grading() -> int:
-    """A class of 40 graded by plain sequential nbgrader and by `make grade` (a few minutes)."""
+    """A class of 40 whole submissions graded by plain sequential nbgrader and by `make grade`
+    (about 45 minutes on two cores, most of it plain nbgrader; MLMCOURSE_BENCH_CLASS=N for N)."""
     from mlmcourse.bench.grading import main as grading_main
 
     return grading_main()

@@ -7,8 +7,8 @@ One command, knobs in the environment:
 - `MLMCOURSE_BENCH_WORKERS` (default: 1 and every core): the worker counts of `make grade`;
 - `MLMCOURSE_BENCH_PLAIN=0`: skip plain nbgrader (its row then comes from nowhere: no ratios);
 - `MLMCOURSE_BENCH_CHECK=0`: skip the self-check row (`make check` on notebook 04);
-- `MLMCOURSE_BENCH_SCHEDULER=1`: also grade through a Dask scheduler and two workers started as
-  separate commands (`dask scheduler`, `dask worker`) on 127.0.0.1.
+- `MLMCOURSE_BENCH_SCHEDULER=0`: skip grading through a Dask scheduler and two workers started
+  as separate commands (`dask scheduler`, `dask worker`) on 127.0.0.1.
 
 `make grade` runs in a subprocess here (`python -m mlmcourse.bench.grading phases ...`) that
 does what `python -m mlmcourse grade` does (the coordinator on a Dask cluster, nbgrader's
@@ -237,7 +237,7 @@ def benchmark(root: Path, size: int = BENCH_SIZE, first: int = BENCH_NOTEBOOKS) 
             same = sum(plain_scores.get(k) == v for k, v in ours.items())
             notes.append(f"plain nbgrader and the engine agree on {same} of {len(ours)} "
                          "notebook scores.")
-        if _knob("SCHEDULER", "0") == "1":
+        if _knob("SCHEDULER", "1") != "0":
             course = Path(tmp) / "grade-scheduler"
             shutil.copytree(template, course)
             with separate_cluster(env) as address:
