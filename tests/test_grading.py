@@ -14,7 +14,7 @@ from conftest import run_course
 
 from mlmcourse.build.samples import expected_scores, load_samples
 from mlmcourse.course import nbio
-from mlmcourse.course.cells import total_points
+from mlmcourse.course.cells import grade_id, is_graded, total_points
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 from mlmcourse.grader import results
 from mlmcourse.grader.config import GradingConfig, with_interpreter_bin
@@ -66,10 +66,9 @@ def first_failures(root, student: str, name: str, shown: int = 4) -> str:
     path = root / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
     if not path.is_file():
         return f" (no autograded notebook at {path})"
-    messages = [f"{cell.metadata.nbgrader.get('grade_id')}: {results.failure_message(cell)}"
+    messages = [f"{grade_id(cell)}: {results.failure_message(cell)}"
                 for cell in nbio.read(path).cells
-                if cell.get("metadata", {}).get("nbgrader", {}).get("grade")
-                and results.failure_message(cell)]
+                if is_graded(cell) and results.failure_message(cell)]
     return "".join(f"\n    {m[:300]}" for m in messages[:shown])
 
 

@@ -196,15 +196,16 @@ def prepare_course(hub: Path, instructor: str, tas: list[str], students: list[st
 
 def copy_with_language_info(notebook: Path, target: Path) -> None:
     """Copy a source notebook with the language_info the users' kernel reports (the same
-    interpreter and ipykernel): JupyterLab writes it into a notebook when the kernel connects,
-    so a release that held only the language's name opened as modified on every student's
-    first look. The release the instructor generates keeps the source's metadata."""
-    from ipykernel.ipkernel import IPythonKernel
+    interpreter and ipykernel), as `make lab` does for a student's kit: JupyterLab writes it
+    into a notebook when the kernel connects, so a release that held only the language's name
+    opened as modified on every student's first look. The release the instructor generates
+    keeps the source's metadata."""
+    from mlmcourse.course import nbio
+    from mlmcourse.lab import kernel_language_info
 
-    nb = json.loads(notebook.read_text())
-    nb.setdefault("metadata", {})["language_info"] = json.loads(
-        json.dumps(IPythonKernel.language_info))
-    target.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    nb = nbio.read(notebook)
+    nb.metadata["language_info"] = kernel_language_info()
+    nbio.write(nb, target)
 
 
 def share_with_tas(instructor: str, tas: list[str]) -> str:

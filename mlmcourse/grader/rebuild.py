@@ -70,7 +70,6 @@ def copy_submission(submission_dir: Path, destination: Path) -> list[str]:
     return copied
 
 
-
 # ---------------------------------------------------------------------------------------------
 # The rebuilt notebooks.
 

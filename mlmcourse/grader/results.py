@@ -18,7 +18,6 @@ STDERR_NOTE = "[stderr, shown here as a note: it costs no points]\n"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colour codes, as in tracebacks
 
 
-
 @dataclass(frozen=True)
 class TestResult:
     grade_id: str
