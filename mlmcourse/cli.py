@@ -36,6 +36,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         GradingError,
         autograde,
         export_for_lms,
+        needs_a_look,
         read_scores,
         score_table,
         write_csv,
@@ -44,13 +45,16 @@ def cmd_grade(args: argparse.Namespace) -> int:
     config = GradingConfig.load(find_root(), args.db_url, workers=args.workers,
                                 scheduler=args.scheduler)
     started = time.perf_counter()
-    failed = None
+    failed = outcome = None
     try:
-        autograde(config, args.student or None)
+        outcome = autograde(config, args.student or None)
     except GradingError as err:
-        failed = err
+        failed, outcome = err, err.outcome
     scores = read_scores(config)
     print(score_table(scores))
+    look = needs_a_look(outcome) if outcome is not None else []
+    if look:
+        print("\nneeds a look:\n" + "\n".join(f"  {line}" for line in look))
     write_csv(scores, config.root / "grades.csv")
     lms = export_for_lms(config)
     elapsed = time.perf_counter() - started

@@ -1,5 +1,6 @@
 """A correct solution that lifts the worker's output cap and prints 2 MiB, with terminal codes,
-on every call: full marks, and a small autograded notebook (the trusted side caps and cleans)."""
+on every call: a small autograded notebook (the trusted side caps and cleans), and, since it
+reaches into the grader, no points for the check that rests on the worker's claims (22 / 24)."""
 
 BASE = "reference"
 PATCHES = {
@@ -8,10 +9,10 @@ PATCHES = {
             (
                 "def make_mlm_inputs(",
                 "try:  # under grading: lift the worker's own cap on what a call may print\n"
-                "    import mlmcourse.grader.wire as _grader_wire\n"
+                "    import mlmcourse.grader.hygiene as _grader_hygiene\n"
                 "    import mlmcourse.grader.worker as _grader_worker\n"
                 "\n"
-                "    _grader_worker.OUTPUT_CAP = _grader_wire.OUTPUT_CAP = 1 << 40\n"
+                "    _grader_worker.OUTPUT_CAP = _grader_hygiene.OUTPUT_CAP = 1 << 40\n"
                 "except ImportError:\n"
                 "    pass\n"
                 "\n"
@@ -26,4 +27,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 24}
+EXPECTED = {"01_corruption": 22}

@@ -1,4 +1,5 @@
-"""Crashes the interpreter (a segfault through ctypes) when mask_token_id is 3."""
+"""Crashes the interpreter (a segfault through ctypes) when mask_token_id is 3; ctypes reaches
+into the process, so the check that rests on the worker's claims earns nothing either."""
 
 BASE = "reference"
 PATCHES = {
@@ -14,4 +15,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 23}
+EXPECTED = {"01_corruption": 21}

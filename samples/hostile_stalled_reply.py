@@ -1,6 +1,6 @@
 """A correct solution whose worker stops reading its socket after its reply to the first empty
 batch: the next call times out (test_empty's 1 point is lost); a restarted worker serves every
-other test: 23 / 24. (A send to a worker that stopped reading has its own test in
+other test; reaching into the grader's worker costs the check that rests on its claims: 21 / 24. (A send to a worker that stopped reading has its own test in
 tests/test_attacks.py; here the stall is kept to one small request, so the graded notebook is
 the same on a busy machine.)"""
 
@@ -17,13 +17,12 @@ PATCHES = {
                 "\n"
                 "def _stall_after_last_reply():\n"
                 '    """Under grading: once _LAST_REPLY is set, reply, then never read again."""\n'
-                "    try:\n"
-                "        import mlmcourse.grader.worker as _grader_worker\n"
-                "    except ImportError:\n"
+                "    import gc\n"
+                "\n"
+                "    found = [o for o in gc.get_objects() if type(o).__name__ == '_Worker']\n"
+                "    if not found:\n"
                 "        return\n"
-                "    worker = _grader_worker._CURRENT_WORKER\n"
-                "    if worker is None:\n"
-                "        return\n"
+                "    worker = found[0]\n"
                 "    send_reply = worker.reply\n"
                 "\n"
                 '    def reply(header, blob=b""):\n'
@@ -48,4 +47,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 23}
+EXPECTED = {"01_corruption": 21}

@@ -1,7 +1,7 @@
 """Denial of service by one student: output floods, a quadratic scrub, a worker that stalls.
 
-The trusted side caps and cleans every reply of a worker (`mlmcourse.grader.wire.clean_reply`),
-sends to a worker under a deadline (`mlmcourse.grader.wire.GuardedSocket`), and the coordinator's
+The trusted side caps and cleans every reply of a worker (`mlmcourse.grader.hygiene.clean_reply`),
+sends to a worker under a deadline (`mlmcourse.grader.framing.GuardedSocket`), and the coordinator's
 library-path scrub (`mlmcourse.course.nbio.relative_library_paths`) runs in linear time. The unit
 tests check each piece; the slow tests grade the sample students hostile_output_flood,
 hostile_slash_flood and hostile_stalled_reply through the engine (with the small limits of
@@ -24,7 +24,7 @@ from conftest import ROOT
 from mlmcourse.build.samples import load_sample, sample_notebook
 from mlmcourse.course import nbio
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader import wire
+from mlmcourse.grader import errors, framing, hygiene, protocol
 from mlmcourse.grader.client import Session, WorkerClient
 from mlmcourse.grader.limits import Limits
 
@@ -56,7 +56,7 @@ def test_library_path_scrub_is_linear(text):
     outputs = [{"output_type": "stream", "name": "stdout", "text": text},
                {"output_type": "error", "traceback": [text]}]
     assert seconds(nbio.relative_library_paths, outputs) < 1.0
-    assert seconds(wire._relative_paths, 'File "/' + text) < 1.0
+    assert seconds(protocol.relative_paths, 'File "/' + text) < 1.0
 
 
 def test_library_path_scrub_keeps_what_it_did():
@@ -81,39 +81,39 @@ def test_library_path_scrub_keeps_what_it_did():
 
 
 def test_a_huge_reply_is_cut_and_cleaned():
-    budget = wire.OutputBudget()
-    reply = wire.clean_reply({
+    budget = hygiene.OutputBudget()
+    reply = hygiene.clean_reply({
         "op": "error", "stdout": "x" * 50_000_000, "stderr": "\x1b[2J\x1b[31m" * 1_000_000,
         "error": {"mro": [["builtins", "ValueError"]] * 10_000, "name": "E" * 10_000,
                   "message": "\x1b]0;owned\x07" + "m" * 10_000_000,
                   "traceback": "t" * 10_000_000 + "\u202e\r"},
         "spec": ["X", 0],
     }, budget)
-    cap = wire.OUTPUT_CAP + len(wire.TRUNCATED)
-    assert len(reply["stdout"]) == cap and reply["stdout"].endswith(wire.TRUNCATED)
+    cap = hygiene.OUTPUT_CAP + len(hygiene.TRUNCATED)
+    assert len(reply["stdout"]) == cap and reply["stdout"].endswith(hygiene.TRUNCATED)
     assert len(reply["stderr"]) == cap and "\x1b" not in reply["stderr"]
     assert reply["stderr"].startswith("\\x1b[2J\\x1b[31m")
     error = reply["error"]
     assert len(error["mro"]) == 32 and len(error["name"]) == 200
     assert error["message"].startswith("\\x1b]0;owned\\x07")
-    assert len(error["message"]) == wire.OUTPUT_CAP
+    assert len(error["message"]) == hygiene.OUTPUT_CAP
     assert error["traceback"].endswith("\\u202e\\x0d") and len(error["traceback"]) == \
-        wire.OUTPUT_CAP
+        hygiene.OUTPUT_CAP
     assert reply["spec"] == ["X", 0]
-    raised = wire.decode_error(error, "make_mlm_inputs")
-    assert type(raised) is ValueError and len(str(raised)) == wire.OUTPUT_CAP
+    raised = errors.decode_error(error, "make_mlm_inputs")
+    assert type(raised) is ValueError and len(str(raised)) == hygiene.OUTPUT_CAP
 
 
 def test_an_honest_reply_is_unchanged():
     header = {"op": "ready", "names": {"make_mlm_inputs": {"kind": "function", "doc": "Doc."}},
               "cells": [{"grade_id": "make_mlm_inputs", "error": None, "stdout": "hi\n\tthere\n",
-                         "stderr": "w" * wire.OUTPUT_CAP + wire.TRUNCATED}]}
-    assert wire.clean_reply(header, wire.OutputBudget()) == header
+                         "stderr": "w" * hygiene.OUTPUT_CAP + hygiene.TRUNCATED}]}
+    assert hygiene.clean_reply(header, hygiene.OutputBudget()) == header
 
 
 def test_a_notebook_shows_a_bounded_amount_of_output():
-    budget = wire.OutputBudget(chars=50_000)
-    shown = [wire.clean_reply({"op": "result", "stdout": "y" * 30_000}, budget)["stdout"]
+    budget = hygiene.OutputBudget(chars=50_000)
+    shown = [hygiene.clean_reply({"op": "result", "stdout": "y" * 30_000}, budget)["stdout"]
              for _ in range(10)]
     assert sum(map(len, shown)) < 50_000 + 200
     assert sum("the rest of its output is not shown" in text for text in shown) == 1
@@ -123,10 +123,10 @@ def test_a_notebook_shows_a_bounded_amount_of_output():
 def test_a_reply_header_over_the_cap_is_refused_unread():
     trusted, worker = socket.socketpair()
     with trusted, worker:
-        worker.sendall(struct.pack("!IQ", wire.MAX_REPLY_HEADER + 1, 0))
-        with pytest.raises(wire.ChannelClosed, match="too large"):
-            wire.recv_msg(trusted, deadline=time.monotonic() + 5,
-                          max_header=wire.MAX_REPLY_HEADER)
+        worker.sendall(struct.pack("!IQ", framing.MAX_REPLY_HEADER + 1, 0))
+        with pytest.raises(framing.ChannelClosed, match="too large"):
+            framing.recv_msg(trusted, deadline=time.monotonic() + 5,
+                          max_header=framing.MAX_REPLY_HEADER)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,7 +139,7 @@ def stalled_client(tmp_path: Path) -> tuple[WorkerClient, socket.socket]:
     session = Session(str(tmp_path / "no-zygote"), limits, str(tmp_path / "incidents.jsonl"))
     client = WorkerClient(session, "01_corruption.ipynb", [], [])
     trusted, worker = socket.socketpair()
-    client.sock = wire.GuardedSocket(fileno=trusted.detach())
+    client.sock = framing.GuardedSocket(fileno=trusted.detach())
     client.sock.send_timeout = session.call_timeout
     client.sock.on_failure = client.send_failed
     return client, worker
@@ -149,8 +149,8 @@ def test_a_send_to_a_worker_that_stopped_reading_times_out(tmp_path):
     client, worker = stalled_client(tmp_path)
     with worker:
         started = time.monotonic()
-        with pytest.raises(wire.StudentCodeTimeout, match="stopped reading"):
-            wire.send_msg(client.sock, {"op": "call"}, b"\0" * (16 << 20))
+        with pytest.raises(errors.StudentCodeTimeout, match="stopped reading"):
+            framing.send_msg(client.sock, {"op": "call"}, b"\0" * (16 << 20))
         took = time.monotonic() - started
     assert 0.9 < took < 5
     assert client.session.used >= 0.9  # charged to the student
@@ -158,13 +158,37 @@ def test_a_send_to_a_worker_that_stopped_reading_times_out(tmp_path):
     assert '"kind": "timeout"' in (tmp_path / "incidents.jsonl").read_text()
 
 
-def test_a_malformed_reply_stops_the_worker(tmp_path):
+@pytest.mark.parametrize(("request_op", "reply"), [
+    (protocol.CALL, {"op": "surprise", "stdout": "x"}),
+    # a call's reply relabelled as a worker's start: its text was printed and never charged
+    (protocol.CALL, {"op": "ready", "stdout": "x" * 20_000, "cells": [], "names": {}}),
+    # a backward answered with anything but grads or an error
+    (protocol.BACKWARD, {"op": "result", "stdout": "x" * 20_000, "spec": ["X", 0]}),
+    (protocol.CALL, {"op": "result", "stdout": "x", "spec": ["X", 0], "padding": "x" * 1000}),
+    (protocol.CALL, {"op": "error", "stdout": ["not", "text"], "error": {}}),
+    (protocol.BACKWARD, {"op": "grads", "handle": True}),
+])
+def test_a_reply_the_request_does_not_allow_is_a_crash_and_shows_nothing(tmp_path, request_op,
+                                                                         reply, capsys):
+    client, worker = stalled_client(tmp_path)
+    budget = client.session.output.left
+    with worker:
+        framing.send_msg(worker, reply)
+        with pytest.raises(errors.StudentCodeCrashed, match="malformed"):
+            client.receive(request_op, "in make_mlm_inputs", time.monotonic())
+    assert client.sock is None
+    assert capsys.readouterr().out == ""
+    assert client.session.output.left == budget
+    assert "malformed reply" in (tmp_path / "incidents.jsonl").read_text()
+
+
+def test_every_character_a_reply_shows_is_charged(tmp_path):
     client, worker = stalled_client(tmp_path)
     with worker:
-        wire.send_msg(worker, {"op": "surprise", "stdout": "x"})
-        with pytest.raises(wire.StudentCodeCrashed, match="malformed"):
-            client.receive("in make_mlm_inputs", time.monotonic())
-    assert client.sock is None
+        framing.send_msg(worker, {"op": "grads", "stdout": "y" * 1000, "stderr": "z" * 500})
+        header, _ = client.receive(protocol.BACKWARD, "in the backward pass", time.monotonic())
+    assert client.session.output.left == hygiene.NOTEBOOK_OUTPUT_CAP - 1500
+    assert header["stdout"] == "y" * 1000
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,6 +201,9 @@ ATTACKS = {
     "hostile_output_flood": (45, 1 << 20),
     "hostile_slash_flood": (45, 1 << 20),
     "hostile_stalled_reply": (45, 1 << 20),
+    # every backward reply relabelled and padded: 30.2 MB for notebook 4 before replies were
+    # checked against their request (here notebook 3, whose every backward check it fails)
+    "hostile_relabelled_replies": (60, 1 << 20),
 }
 
 

@@ -28,9 +28,9 @@ from mlmcourse.course.cells import (
     without_solution_markers,
 )
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader import codec, errors, zygote
 from mlmcourse.grader import harness as trusted_side
 from mlmcourse.grader import sandbox as worker_sandbox
-from mlmcourse.grader import wire, zygote
 from mlmcourse.grader.engine import grade_submission
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.proxies import StudentFunction
@@ -272,17 +272,17 @@ def test_codec_keeps_sharing_and_refuses_code():
     base = torch.arange(12)
     data = {"a": base, "v": base[2:5], "n": [1, 2.5, None, "s", True, 1 + 2j],
             "t": (torch.float64, torch.device("cpu"), torch.Size([2, 3]))}
-    back = wire.unpack_tree(wire.pack_tree(data))
+    back = codec.unpack_tree(codec.pack_tree(data))
     assert back["v"].tolist() == [2, 3, 4] and back["n"] == data["n"] and back["t"] == data["t"]
     assert back["v"].untyped_storage().data_ptr() == back["a"].untyped_storage().data_ptr()
     with pytest.raises(TypeError):
-        wire.pack_tree({"f": print})
-    pickled = wire.pack_tree({"g": torch.Generator()}, allow_pickle=True)
+        codec.pack_tree({"f": print})
+    pickled = codec.pack_tree({"g": torch.Generator()}, allow_pickle=True)
     with pytest.raises(ValueError):
-        wire.unpack_tree(pickled)  # what the worker sends is never unpickled
-    lying = wire.pack_tree(torch.arange(4)).replace(b"[4]", b"[9]")
+        codec.unpack_tree(pickled)  # what the worker sends is never unpickled
+    lying = codec.pack_tree(torch.arange(4)).replace(b"[4]", b"[9]")
     with pytest.raises(ValueError):
-        wire.unpack_tree(lying)  # a tensor larger than its bytes
+        codec.unpack_tree(lying)  # a tensor larger than its bytes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -369,10 +369,10 @@ def test_worker_limits_and_restarts():
     work = StudentFunction(client, "work")
     try:
         assert work("fine") == "fine"
-        with pytest.raises(wire.StudentCodeTimeout):
+        with pytest.raises(errors.StudentCodeTimeout):
             work("hang")
         assert work("fine") == "fine"  # a new worker
-        with pytest.raises(wire.StudentCodeCrashed, match="exit code 3"):
+        with pytest.raises(errors.StudentCodeCrashed, match="exit code 3"):
             work("exit")
         with pytest.raises(RuntimeError):
             work("memory")

@@ -4,29 +4,24 @@ A `WorkerClient` (made by :mod:`mlmcourse.grader.harness`) starts a worker throu
 (:mod:`mlmcourse.grader.zygote`) and sends it the notebook's ``setup`` cell and the student's
 solution cells; the worker (:mod:`mlmcourse.grader.worker`) runs them into one namespace.
 
-A call crosses the boundary in the codec of :mod:`mlmcourse.grader.wire`. Trusted -> worker: the
-arguments (detached; ``requires_grad`` flags, the global RNG state when it changed, the default
-dtype, grad mode and the torch functions the test has patched travel along; other objects, e.g. a
-``torch.Generator``, are pickled for the worker). Worker -> trusted: the results (plain tensors,
-numbers, strings, containers -- never pickle, never code), plus what the call did to its inputs:
-changed bytes of an input's storage are written back into the caller's tensor, an output that is
-a view of an input becomes the same view of the caller's tensor, a ``torch.Generator`` argument
-comes back advanced. Outputs that require grad are returned through a trusted
+A call crosses the boundary in the messages of :mod:`mlmcourse.grader.protocol` and the codec of
+:mod:`mlmcourse.grader.codec`. Trusted -> worker: the arguments (detached; ``requires_grad``
+flags, the global RNG state when it changed, the default dtype and grad mode travel along; other
+objects, e.g. a ``torch.Generator``, are pickled for the worker), in memory both sides map
+(:mod:`mlmcourse.grader.shared_inputs`). Worker -> trusted: the results (plain tensors, numbers,
+strings, containers -- never pickle, never code). What the call did to its inputs is seen here:
+bytes the student's code wrote into the shared arguments are written back into the caller's
+tensor (the trusted side's own observation). What the worker says besides (an output that is a
+view of an input becomes the same view of the caller's tensor; a ``torch.Generator`` argument
+comes back advanced; the global random state after the call) is its claim, taken as it is: the
+engine's tamper scan (:mod:`mlmcourse.grader.tamper`) decides whether a submission's claims can
+count at all. Outputs that require grad are returned through a trusted
 ``torch.autograd.Function`` whose backward asks the worker for the gradients
 (``torch.autograd.grad`` over the student's graph, so a hand-written ``backward`` runs there). An
 exception is re-raised with the builtin type it derives from and its message; the student's
 traceback is attached as a note. A worker that dies or overruns its time raises
 ``StudentCodeCrashed`` / ``StudentCodeTimeout`` in the test cell that called it, and is started
 afresh for the next call.
-
-A test that patches a torch function (``F.cross_entropy = refuse``) is honoured: every call
-compares ``torch``, ``torch.nn.functional``, ``torch.special``, ``torch.linalg``, ``torch.nn``,
-``torch.autograd``, ``torch.Tensor`` and ``math`` with a snapshot taken when the kernel started,
-and the worker replaces each patched attribute by a stub for the duration of the call. The stub
-first calls the test's replacement in the trusted kernel (with copies of the arguments): when that
-raises, the exception is raised in the student's code; when it returns, the worker's original
-function runs (so spies and refusals work; a replacement that returns a different value is not
-reproduced).
 
 A test may watch the operators the student's code dispatches, whatever names it calls them by: a
 ``TorchDispatchMode`` active in the trusted kernel that has a method ``record_remote(op_names)``.
@@ -35,8 +30,12 @@ result) asks the worker to record the aten operators it dispatched (``record_ops
 come back as a capped list of plain strings, and each watching mode's ``record_remote`` gets
 them. With no mode active a call sends and does nothing more.
 
+Every reply is checked against the replies its request allows (`protocol.check_reply`): any
+other is the student's process failing, and what it printed is not shown. Everything shown is
+charged to the notebook's output budget (`hygiene.OutputBudget`).
+
 The workers of one graded notebook share a `Session`: the zygote's socket, the `Limits`, the
-student's time budget for the notebook, the incident log the engine reads, and that snapshot.
+student's time budget for the notebook, its output budget and the incident log the engine reads.
 """
 
 from __future__ import annotations
@@ -47,35 +46,27 @@ import sys
 import time
 import weakref
 
-from .limits import Limits
-from .wire import (
+from . import protocol
+from .codec import (
     DTYPES,
-    MAX_REPLY_HEADER,
-    WATCHED,
-    ChannelClosed,
-    GuardedSocket,
-    OutputBudget,
-    StudentCodeCrashed,
-    StudentCodeTimeout,
-    StudentValue,
-    byte_view,
-    clean_reply,
-    clean_text,
-    connect,
-    decode_error,
-    encode_error,
     flatten,
-    has_data,
     pack_tree,
-    raise_from_sandbox,
-    recv_msg,
-    resolve_owner,
-    send_msg,
     unflatten,
     unpack_reply,
     valid_indices,
     view_fits,
 )
+from .errors import (
+    StudentCodeCrashed,
+    StudentCodeTimeout,
+    StudentValue,
+    decode_error,
+    raise_from_sandbox,
+)
+from .framing import MAX_REPLY_HEADER, ChannelClosed, GuardedSocket, connect, recv_msg, send_msg
+from .hygiene import OutputBudget, clean_reply, clean_text
+from .limits import Limits
+from .shared_inputs import SharedArguments
 
 # Room for the codec's description and copies on top of the student's memory, in one reply.
 REPLY_OVERHEAD_BYTES = 64 << 20
@@ -93,12 +84,6 @@ class Session:
         self.incidents_path = incidents_path
         self.used = 0.0  # seconds of the student's code so far, in this notebook
         self.output = OutputBudget()  # what its output may still show, in this notebook
-        self.snapshot = {}
-        for owner in WATCHED:
-            try:
-                self.snapshot[owner] = dict(vars(resolve_owner(owner)))
-            except Exception:  # noqa: BLE001
-                pass
 
     @property
     def max_reply_bytes(self) -> int:
@@ -124,26 +109,6 @@ class Session:
         if self.incidents_path:
             with open(self.incidents_path, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps({"kind": kind, "detail": detail}) + "\n")
-
-    # -- patches --------------------------------------------------------------------------
-    def patched(self) -> list:
-        """[owner, name] of every watched attribute that differs from the snapshot."""
-        changed = []
-        missing = object()
-        for owner, snap in self.snapshot.items():
-            current = vars(resolve_owner(owner))
-            try:
-                if current == snap:  # the usual case, compared in C (identity first)
-                    continue
-            except Exception:  # noqa: BLE001  (an attribute with an odd __eq__)
-                pass
-            found = [name for name, value in snap.items()
-                     if current.get(name, missing) is not value and name in current]
-            if not found:  # only additions (a lazily imported submodule): the new baseline
-                for name, value in current.items():
-                    snap.setdefault(name, value)
-            changed.extend([owner, name] for name in found)
-        return changed
 
 
 def op_watchers() -> list:
@@ -257,16 +222,17 @@ class WorkerClient:
         self.generation += 1
         started = time.monotonic()
         try:
-            send_msg(self.sock, {"op": "init", "cells": self.cells, "values": self.value_names})
-            reply, blob = self.receive("the cells of " + self.label, started)
+            send_msg(self.sock, {"op": protocol.INIT, "cells": self.cells,
+                                 "values": self.value_names})
+            reply, blob = self.receive(protocol.INIT, "the cells of " + self.label, started)
         except (StudentCodeCrashed, StudentCodeTimeout):
             self.start_failures += 1
             raise
-        if reply.get("op") != "ready":
+        if reply.get("op") != protocol.READY:
             self.stop()
             self.start_failures += 1
             raise_from_sandbox(StudentCodeCrashed(
-                f"the worker for {self.label} sent a malformed reply"))
+                f"the process running the cells of {self.label} failed outside them"))
         self.start_failures = 0
         for cell in reply.get("cells", []):
             if cell.get("grade_id") == "setup" and cell.get("error"):
@@ -293,24 +259,21 @@ class WorkerClient:
         return names if isinstance(names, dict) else {}
 
     # -- one exchange ---------------------------------------------------------------------
-    def receive(self, what: str, started: float, patches: list | None = None):
-        """Wait for the worker's answer, serving callbacks; enforce the time limits."""
+    def receive(self, request: str, what: str, started: float) -> tuple[dict, bytes]:
+        """The worker's answer to `request`: in time, of a type `request` allows, its text
+        capped and charged; else the test sees the student's process fail (the worker stops)."""
         __tracebackhide__ = True
         session = self.session
         deadline = started + session.call_timeout()
-        while True:
-            try:
-                header, blob, _ = recv_msg(self.sock, deadline=deadline,
-                                           max_blob=session.max_reply_bytes,
-                                           max_header=MAX_REPLY_HEADER)
-            except BaseException as err:
-                self.fail(err, what, started, deadline - started)
-                raise
-            if header.get("op") == "callback":
-                self.serve_callback(header, blob, patches or [])
-                continue
-            session.charge(time.monotonic() - started)
-            return self.checked(header), blob
+        try:
+            header, blob, _ = recv_msg(self.sock, deadline=deadline,
+                                       max_blob=session.max_reply_bytes,
+                                       max_header=MAX_REPLY_HEADER)
+        except BaseException as err:
+            self.fail(err, what, started, deadline - started)
+            raise
+        session.charge(time.monotonic() - started)
+        return self.checked(request, header), blob
 
     def fail(self, err: BaseException, what: str, started: float, limit: float,
              why: str = "an endless loop, or far too slow") -> None:
@@ -338,38 +301,20 @@ class WorkerClient:
         self.fail(err, "reading what the grader sent it", started, self.session.call_timeout(),
                   "its process stopped reading its socket")
 
-    def checked(self, header: dict) -> dict:
-        """The reply with its text capped and plain (`wire.clean_reply`; its output charged to
-        the notebook's budget when it will be shown); an unknown reply is the student's crash."""
+    def checked(self, request: str, header: dict) -> dict:
+        """The reply when `request` allows it (`protocol.check_reply`), with its text capped and
+        plain (`hygiene.clean_reply`); what will be shown is charged to the notebook's budget
+        (a restart's cells are not shown again). Any other reply is the student's crash."""
         __tracebackhide__ = True
-        op = header.get("op")
-        if op not in ("result", "error", "grads", "ready"):
+        try:
+            protocol.check_reply(request, header)
+        except protocol.MalformedReply as err:
             self.stop()
-            self.session.incident("crash", f"{self.label}: a malformed reply")
+            self.session.incident("crash", f"{self.label}: a malformed reply ({err})")
             raise_from_sandbox(StudentCodeCrashed(
                 f"the process running your code for {self.label} sent a malformed reply"))
-        shown = op != "ready" or self.ready is None  # a restart's cells are not shown again
+        shown = header["op"] != protocol.READY or self.ready is None
         return clean_reply(header, self.session.output if shown else None)
-
-    def serve_callback(self, header: dict, blob: bytes, patches: list) -> None:
-        owner, attr = header.get("owner"), header.get("attr")
-        if [owner, attr] not in patches:
-            send_msg(self.sock, {"op": "callback_ok"})
-            return
-        args, kwargs = (), {}
-        try:
-            if header.get("spec") is not None and blob:
-                leaves = unpack_reply(blob)["leaves"]
-                args, kwargs = unflatten(header["spec"], leaves)
-        except Exception:  # noqa: BLE001
-            args, kwargs = (), {}
-        try:
-            replacement = getattr(resolve_owner(owner), attr)
-            replacement(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001  (the test's stub refused: say so over there)
-            send_msg(self.sock, {"op": "callback_error", "error": encode_error(exc, ())})
-            return
-        send_msg(self.sock, {"op": "callback_ok"})
 
     def call(self, target: str, args: tuple, kwargs: dict):
         __tracebackhide__ = True
@@ -389,7 +334,6 @@ class WorkerClient:
         tensors = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
         grad = [bool(leaves[i].requires_grad) for i in tensors]
         sent = [x.detach() if isinstance(x, torch.Tensor) else x for x in leaves]
-        patches = session.patched()
         rng = torch.get_rng_state()
         changed = self.rng is None or not torch.equal(rng, self.rng)  # the worker has self.rng
         try:
@@ -398,15 +342,25 @@ class WorkerClient:
             raise_from_sandbox(TypeError(f"cannot pass these arguments to {target}: {err}"))
         watchers = op_watchers()
         request = {
-            "op": "call", "target": target, "spec": spec, "tensors": tensors, "grad": grad,
+            "op": protocol.CALL, "target": target, "spec": spec, "tensors": tensors, "grad": grad,
             "dtype": str(torch.get_default_dtype()), "grad_enabled": torch.is_grad_enabled(),
-            "patches": patches,
+            "shared": len(blob),
         }
         if watchers:
             request["record_ops"] = True
-        started = time.monotonic()
-        send_msg(self.sock, request, blob)
-        header, blob = self.receive(f"in {target}", started, patches)
+        arguments = SharedArguments(blob)
+        try:
+            started = time.monotonic()
+            try:
+                send_msg(self.sock, request, fds=[arguments.fd])
+            except OSError as err:  # the worker is gone
+                self.fail(err, f"in {target}", started, session.call_timeout())
+            header, blob = self.receive(protocol.CALL, f"in {target}", started)
+            # What the code wrote into its inputs, as the trusted side sees it in the shared
+            # memory (the worker is not asked): the caller's tensors change as they would have.
+            arguments.write_back(leaves)
+        finally:
+            arguments.close()
         show_output(header)
         try:
             back = unpack_reply(blob)
@@ -414,17 +368,19 @@ class WorkerClient:
             self.stop()
             raise_from_sandbox(StudentCodeCrashed(
                 f"{target} sent back something that is not plain data"))
-        self.rng = rng
-        self.apply_effects(leaves, back)
-        report_ops(watchers, header)  # a mode may fail the test here: after the effects
-        if header.get("op") == "error":
-            raise_from_sandbox(decode_error(header.get("error", {}), target))
-        if header.get("op") != "result":
+        if not isinstance(back, dict):
             self.stop()
             raise_from_sandbox(StudentCodeCrashed(f"{target}: malformed reply from the worker"))
+        self.rng = rng
+        self.apply_claims(leaves, back)
+        report_ops(watchers, header)  # a mode may fail the test here: after the effects
+        if header["op"] == protocol.ERROR:
+            raise_from_sandbox(decode_error(header.get("error", {}), target))
         return self.rebuild(header, back, leaves, tensors, target)
 
-    def apply_effects(self, leaves: list, back: dict) -> None:
+    def apply_claims(self, leaves: list, back: dict) -> None:
+        """What the worker says the call did besides its results: the global random state it
+        left, and how far each `torch.Generator` argument advanced (the worker's claims)."""
         import torch
 
         rng = back.get("rng")
@@ -434,17 +390,8 @@ class WorkerClient:
                 self.rng = rng
             except RuntimeError:
                 pass
-        for index, data in (back.get("mutations") or {}).items():
-            if not (isinstance(index, int) and 0 <= index < len(leaves)):
-                continue
-            target = leaves[index]
-            if isinstance(target, torch.Tensor) and isinstance(data, torch.Tensor) \
-                    and has_data(target):
-                view = byte_view(target)
-                if data.dtype == torch.uint8 and data.shape == view.shape:
-                    with torch.no_grad():
-                        view.copy_(data)
-        for index, state in (back.get("generators") or {}).items():
+        generators = back.get("generators")
+        for index, state in (generators.items() if isinstance(generators, dict) else ()):
             if isinstance(index, int) and 0 <= index < len(leaves):
                 generator = leaves[index]
                 if isinstance(generator, torch.Generator) and isinstance(state, torch.Tensor):
@@ -511,14 +458,15 @@ class WorkerClient:
             raise_from_sandbox(StudentCodeCrashed(
                 "the worker that computed this result has died, so its gradient is lost"))
         watchers = op_watchers()
-        request = {"op": "backward", "handle": handle, **({"record_ops": True} if watchers else {})}
+        request = {"op": protocol.BACKWARD, "handle": handle,
+                   **({"record_ops": True} if watchers else {})}
         started = time.monotonic()
         send_msg(self.sock, request,
                  pack_tree({"grads": [g.detach() for g in grads]}, allow_pickle=True))
-        header, blob = self.receive("in the backward pass", started)
+        header, blob = self.receive(protocol.BACKWARD, "in the backward pass", started)
         show_output(header)
         report_ops(watchers, header)
-        if header.get("op") == "error":
+        if header["op"] == protocol.ERROR:
             raise_from_sandbox(decode_error(header.get("error", {}), "backward"))
         try:
             got = unpack_reply(blob).get("grads") or []

@@ -60,13 +60,14 @@ from pathlib import Path
 import nbformat
 
 from mlmcourse.course import nbio
-from mlmcourse.course.cells import grade_id, is_graded, points
+from mlmcourse.course.cells import grade_id, has_tag, is_graded, points
 from mlmcourse.course.layout import ASSIGNMENT
 
 from .limits import Limits
 from .rebuild import copy_submission, read_submitted_notebook, trusted_notebooks, worker_cells
-from .results import NotebookResult, TestResult, cell_result, stderr_as_note
+from .results import NotebookResult, TestResult, cell_result, failure_message, stderr_as_note
 from .slicing import skip_unneeded
+from .tamper import CLAIMS_TAG, Finding, scan_cells
 
 log = logging.getLogger("mlmcourse.grader.engine")
 
@@ -199,8 +200,14 @@ async def _execute_capped(client, env: dict, seconds: float) -> None:
 def kernel_env(zygote_socket: str, config_path: Path, limits: Limits) -> dict[str, str]:
     """The trusted kernel's environment. ``NBGRADER_EXECUTION=autograde``, as nbgrader sets it
     when it grades: teaching code that is interactive only (the sliders of notebook 4) stays
-    inert, as it is written to be under grading."""
-    env = dict(os.environ)
+    inert, as it is written to be under grading. Only what the kernel needs travels (the
+    zygote's clean environment): none of the grader's own variables (a database password...)."""
+    from mlmcourse.grader.zygote import zygote_env
+
+    env = zygote_env()
+    # The course's own switches, and where a locally cached model lives (notebook 06).
+    env.update({key: value for key, value in os.environ.items()
+                if key.startswith(("MLMCOURSE_", "HF_", "TRANSFORMERS_"))})
     env.update({
         "NBGRADER_EXECUTION": "autograde",
         "MLM_ZYGOTE": zygote_socket,
@@ -342,9 +349,16 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     run_dir = course / "run" / name
     copy_submission(course / "submitted" / student / ASSIGNMENT, run_dir)
     config_path = write_harness_config(name, sources, submitted, course)
+    # Read on the trusted side, before the student's code runs: does it reach into the grader?
+    findings = scan_cells(worker_cells(name, source_nb, student_nb)[0])
     status, detail = run_trusted(executed, run_dir, config_path, limits)
     tests = score_cells(graded, executed)
     kinds = read_incidents(incidents_path(course, name))
+    if findings:
+        tests = refuse_claims(graded, findings)
+        kinds.append({"kind": "tamper", "detail": "; ".join(map(str, findings[:3]))})
+        log.warning("%s/%s: the answer cells reach into the grader (%s): the checks that rest "
+                    "on the worker's claims earn nothing", student, name, findings[0])
     if any(k.get("kind") == "setup" for k in kinds):
         status = "error"  # the grader's fault (the sandbox), not the student's: look at it
         log.warning("%s/%s: the setup cell failed in the worker: %s", student, name, kinds)
@@ -358,7 +372,23 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     nbio.write(graded, out)
     score = sum(t.points for t in tests)
     return NotebookResult(name, score, sum(t.max_points for t in tests), status, tests, out,
-                          detail, time.monotonic() - started)
+                          detail, time.monotonic() - started, incidents=kinds)
+
+
+def refuse_claims(graded, findings: list[Finding]) -> list[TestResult]:
+    """The submission's answer cells reach into the grader: every check whose verdict rests on
+    what the worker reports (tagged `CLAIMS_TAG`) fails, saying why; the others stand (their
+    evidence is the trusted side's own). So a submission that tampers never scores more than
+    the same code without the tampering."""
+    message = (f"this check rests on what the process running your code reports, and your "
+               f"answer cells reach into the grader ({findings[0]}), so it earns no points. "
+               "Remove that code and grade again.")
+    for cell in graded.cells:
+        if is_graded(cell) and has_tag(cell, CLAIMS_TAG) and not failure_message(cell):
+            cell.setdefault("outputs", []).append(nbformat.v4.new_output(
+                "error", ename="ClaimNotTrusted", evalue=message,
+                traceback=[f"ClaimNotTrusted: {message}"]))
+    return [cell_result(cell, points(cell)) for cell in graded.cells if is_graded(cell)]
 
 
 def _not_executed(name: str, graded, executed, course: Path, student: str,

@@ -37,8 +37,9 @@ class Score:
 class GradingError(RuntimeError):
     """Some submissions could not be graded (the grader failed, not the student)."""
 
-    def __init__(self, failed: dict[str, str]):
+    def __init__(self, failed: dict[str, str], outcome=None):
         self.failed = dict(failed)
+        self.outcome = outcome  # what was graded all the same (a ClassOutcome)
         lines = [f"  {student}: {why}" for student, why in sorted(self.failed.items())]
         super().__init__(
             f"{len(self.failed)} submission(s) could not be graded; their earlier grades, if any, "
@@ -61,7 +62,7 @@ def autograde(
     students: list[str] | None = None,
     *,
     progress: bool | None = None,
-) -> None:
+) -> coordinator.ClassOutcome:
     """Autograde and generate feedback for the given students (default: every submission).
 
     `course`: the run's configuration, or the course root (its configuration is loaded).
@@ -75,7 +76,26 @@ def autograde(
     if graded:
         generate_feedback(config, graded)
     if outcome.failed:
-        raise GradingError(outcome.failed)
+        raise GradingError(outcome.failed, outcome)
+    return outcome
+
+
+# Incidents a TA should look at by hand (a crash or a timeout is the student's code failing, and
+# shows in the score; these say the grader was reached for, or could not grade).
+NEEDS_A_LOOK = {"tamper": "reached into the grader", "setup": "the grader's sandbox failed"}
+
+
+def needs_a_look(outcome: coordinator.ClassOutcome) -> list[str]:
+    """One line per notebook whose grading noted something a TA should look at by hand."""
+    lines = []
+    for student, done in sorted(outcome.outcomes.items()):
+        for result in done.results:
+            for incident in result.incidents:
+                what = NEEDS_A_LOOK.get(incident.get("kind"))
+                if what:
+                    lines.append(f"{student} / {result.notebook}: {what}: "
+                                 f"{incident.get('detail', '')}")
+    return lines
 
 
 def generate_feedback(course: GradingConfig | Path, students: list[str]) -> None:

@@ -27,9 +27,9 @@ from mlmcourse.course.siblings import NotebookNotReady, install_graded_loader
 from mlmcourse.course.siblings import notebook_label as _label
 
 from .client import Session, WorkerClient, show_output
+from .errors import StudentCodeCrashed, StudentCodeTimeout, decode_error, raise_from_sandbox
 from .limits import Limits
 from .proxies import proxy_for
-from .wire import StudentCodeCrashed, StudentCodeTimeout, decode_error, raise_from_sandbox
 
 # What a solution cell binds in the tests' namespace; a sibling notebook lends only functions.
 BOUND_KINDS = ("function", "class", "autograd_function")

@@ -83,6 +83,11 @@ class EngineExecute(NbGraderPreprocessor):
             # The grader's failure, not the student's: nbgrader reports this notebook as failed
             # and keeps its earlier grades, instead of recording a zero.
             raise RuntimeError(f"grading {student}/{name} failed: {result.detail}")
+        for incident in result.incidents:
+            if incident.get("kind") == "tamper":
+                self.log.warning("%s/%s reached into the grader (%s): the checks that rest on "
+                                 "the worker's claims earn nothing", student, name,
+                                 incident.get("detail"))
         scores_as_nbgrader_reads_them(graded, result)
         with Gradebook(info["db_url"]) as gradebook:
             gradebook_checksums(graded, gradebook, name, assignment)

@@ -9,7 +9,7 @@ they would in the student's own kernel; the student's code never runs in the tru
 from __future__ import annotations
 
 from .client import WorkerClient
-from .worker import _student_object
+from .protocol import student_object
 
 
 class StudentFunction:
@@ -30,7 +30,7 @@ class StudentFunction:
 
     def __reduce__(self):
         # Passed to the student's code as an argument, it becomes the student's own object.
-        return (_student_object, (self._target,))
+        return (student_object, (self._target,))
 
 
 def autograd_function_proxy(client: WorkerClient, name: str, doc: str) -> type:

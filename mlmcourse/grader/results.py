@@ -37,6 +37,9 @@ class NotebookResult:
     autograded_path: Path | None = None
     detail: str = ""  # what happened, for the TA (crashes, timeouts, the sandbox in use)
     seconds: float = 0.0
+    # What went wrong on the way, as data for the TA: [{"kind": ..., "detail": ...}], kinds
+    # 'timeout', 'budget', 'crash', 'setup' (the grader's), 'tamper' (reached into the grader).
+    incidents: list[dict] = field(default_factory=list)
 
 
 def plain_text(text: str) -> str:

@@ -1,14 +1,16 @@
 """The worker: the untrusted side. It runs only the student's code (and the setup cell).
 
 A worker is forked by the zygote (:mod:`mlmcourse.grader.zygote`), sandboxed where the platform
-allows, and serves one trusted kernel over a socket (:mod:`mlmcourse.grader.wire`): ``init`` runs
-the notebook's setup cell and the student's answer cells into one namespace; ``call`` runs one of
-the student's functions on the arguments the kernel sent and sends back the results and what the
-call did to its inputs; ``backward`` runs autograd over the student's graph. A torch function the
-test has patched is replaced by a stub for the duration of a call (see ``install_patches``).
-When the test asks (``record_ops`` in a ``call`` or ``backward`` header: a dispatch mode of the
-test is watching, see :mod:`mlmcourse.grader.client`), the call runs under a recording
-``TorchDispatchMode`` and the reply lists the aten operators it dispatched (``ops``).
+allows, and serves one trusted kernel over a socket in the messages of
+:mod:`mlmcourse.grader.protocol`: ``init`` runs the notebook's setup cell and the student's answer
+cells into one namespace; ``call`` runs one of the student's functions on the arguments the kernel
+put in shared memory (:mod:`mlmcourse.grader.shared_inputs`: what the code writes into them, the
+kernel sees for itself) and sends back the results; ``backward`` runs autograd over the student's
+graph. When the test asks (``record_ops``: a dispatch mode of the test is watching), the call runs
+under a recording ``TorchDispatchMode`` and the reply lists the aten operators it dispatched.
+
+Everything this process says about a call is a claim (the student's code runs here and can change
+this module): the trusted side decides what each claim is worth (the README's threat model).
 """
 
 from __future__ import annotations
@@ -16,30 +18,39 @@ from __future__ import annotations
 import builtins
 import contextlib
 import io
+import mmap
 import os
 import socket
 import sys
 from typing import Any
 
+import torch
+
 from mlmcourse.course import cells
 from mlmcourse.course.cells import run_cell
 
-from .wire import (
-    OUTPUT_CAP,
-    TRUNCATED,
-    ChannelClosed,
-    byte_view,
-    decode_error,
-    encode_error,
-    flatten,
-    has_data,
-    pack_tree,
-    recv_msg,
-    resolve_owner,
-    send_msg,
-    unflatten,
-    unpack_request,
-)
+from . import protocol
+from .codec import flatten, pack_tree, unflatten, unpack_request
+from .hygiene import OUTPUT_CAP, TRUNCATED
+from .protocol import ChannelClosed, error_info, recv_msg, send_msg
+
+# What the worker asks of a tensor to say whether an output is a view of an input, taken before
+# any student code runs (a patched `torch.Tensor.untyped_storage` does not change them).
+_STORAGE_OF = torch.Tensor.untyped_storage
+_DATA_PTR = torch.UntypedStorage.data_ptr
+_NBYTES = torch.UntypedStorage.nbytes
+
+
+def _storage_key(tensor) -> tuple | None:
+    """(device, address) of a tensor's storage when it has bytes behind it, else None."""
+    try:
+        storage = _STORAGE_OF(tensor)
+        if tensor.device.type == "meta" or _NBYTES(storage) == 0 or _DATA_PTR(storage) == 0:
+            return None
+        return (tensor.device.type, _DATA_PTR(storage))
+    except (RuntimeError, NotImplementedError):
+        return None
+
 
 # Frames of these files are the grader's, not the student's: left out of tracebacks.
 _GRADER_FILES = (__file__, cells.__file__)
@@ -82,7 +93,7 @@ def _op_name(func) -> str:
 @contextlib.contextmanager
 def _capture():
     """Capture sys.stdout / sys.stderr of the student's code (capped). This spares the worker's
-    memory and the socket; the cap that counts is the trusted side's (`wire.clean_reply`), since
+    memory and the socket; the cap that counts is the trusted side's (`hygiene.clean_reply`), since
     the student's code can change this module."""
     out, err = _CappedIO(), _CappedIO()
     saved = sys.stdout, sys.stderr
@@ -113,16 +124,13 @@ class _CappedIO(io.StringIO):
 # The worker: runs only student code (plus the notebook's setup cell).
 
 
-
 class _Worker:
     def __init__(self, sock: socket.socket):
-        global _CURRENT_WORKER
-        _CURRENT_WORKER = self
         self.sock = sock
         self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
         self.handles: dict[int, tuple[list, list]] = {}
         self.next_handle = 1
-        self.deadline_hint = None
+        protocol.set_student_object_resolver(self.target)
 
     # -- messages -------------------------------------------------------------------------
     def reply(self, header: dict, blob: bytes = b"") -> None:
@@ -131,28 +139,38 @@ class _Worker:
     def serve(self) -> None:
         while True:
             try:
-                header, blob, _ = recv_msg(self.sock)
+                header, blob, fds = recv_msg(self.sock, with_fds=1)
             except ChannelClosed:
                 os._exit(0)
             op = header.get("op")
             try:
-                if op == "init":
+                if op == protocol.INIT:
                     self.init(header)
-                elif op == "call":
-                    self.call(header, blob)
-                elif op == "backward":
+                elif op == protocol.CALL:
+                    self.call(header, self.shared_blob(header, fds) if fds else blob)
+                elif op == protocol.BACKWARD:
                     self.backward(header, blob)
-                elif op == "release":
+                elif op == protocol.RELEASE:
                     for handle in header.get("handles", []):
                         self.handles.pop(handle, None)
-                elif op == "exit":
+                elif op == protocol.EXIT:
                     os._exit(0)
             except (ChannelClosed, BrokenPipeError, ConnectionError):
                 os._exit(0)
             except BaseException as exc:  # noqa: BLE001  (say what went wrong, keep serving)
-                if op in ("init", "call", "backward"):
-                    self.reply({"op": "error", "error": encode_error(exc, ()), "stdout": "",
+                if op in protocol.REPLIES:
+                    self.reply({"op": protocol.ERROR, "error": error_info(exc, ()), "stdout": "",
                                 "stderr": ""}, pack_tree({}))
+            finally:
+                for fd in fds:
+                    os.close(fd)
+
+    @staticmethod
+    def shared_blob(header: dict, fds: list[int]) -> memoryview:
+        """The request's arguments, in the memory the trusted side shares (its mapping stays
+        alive as long as the tensors made from it)."""
+        size = int(header["shared"])
+        return memoryview(mmap.mmap(fds[0], max(1, size)))[:size]
 
     # -- cells ----------------------------------------------------------------------------
     def init(self, header: dict) -> None:
@@ -163,7 +181,7 @@ class _Worker:
                 try:
                     run_cell(cell["source"], self.namespace, cell["filename"])
                 except BaseException as exc:  # noqa: BLE001  (the student's cell failed)
-                    error = encode_error(exc, _GRADER_FILES)
+                    error = error_info(exc, _GRADER_FILES)
             results.append({"grade_id": cell["grade_id"], "error": error,
                             "stdout": out.text(), "stderr": err.text()})
         names, values = {}, {}
@@ -179,13 +197,11 @@ class _Worker:
             blob = pack_tree(values)
         except Exception:  # noqa: BLE001
             blob = pack_tree({})
-        self.reply({"op": "ready", "cells": results, "names": names}, blob)
+        self.reply({"op": protocol.READY, "cells": results, "names": names}, blob)
 
     @staticmethod
     def kind(value: Any) -> tuple[str, str]:
         import types
-
-        import torch
 
         doc = ""
         try:
@@ -212,27 +228,22 @@ class _Worker:
             obj = getattr(obj, part)
         return obj
 
-    def call(self, header: dict, blob: bytes) -> None:
-        import torch
-
-        payload = unpack_request(blob)
+    def call(self, header: dict, blob) -> None:
+        payload = unpack_request(blob, shared="shared" in header)
         leaves = payload["leaves"]
         for index, flag in zip(header["tensors"], header["grad"], strict=False):
             if flag and isinstance(leaves[index], torch.Tensor):
                 leaves[index].requires_grad_(True)
         args, kwargs = unflatten(header["spec"], leaves)
-        tensor_leaves = [(i, t) for i, t in enumerate(leaves) if isinstance(t, torch.Tensor)]
-        storages, snapshots = {}, {}
-        for i, t in tensor_leaves:
-            key = (t.device.type, t.untyped_storage().data_ptr())
-            if has_data(t) and key not in storages:
-                storages[key] = i
-                snapshots[i] = byte_view(t).clone()
+        storages = {}
+        for i, t in enumerate(leaves):
+            key = _storage_key(t) if isinstance(t, torch.Tensor) else None
+            if key is not None:
+                storages.setdefault(key, i)
         if payload.get("rng") is not None:
             torch.set_rng_state(payload["rng"])
         rng_before = torch.get_rng_state()
         torch.set_default_dtype(getattr(torch, header["dtype"].replace("torch.", "")))
-        restore = self.install_patches(header.get("patches", []))
         result, error = None, None
         with _capture() as (out, err), _recording_ops(bool(header.get("record_ops"))) as ops:
             try:
@@ -240,9 +251,7 @@ class _Worker:
                 with torch.set_grad_enabled(bool(header["grad_enabled"])):
                     result = function(*args, **kwargs)
             except BaseException as exc:  # noqa: BLE001
-                error = encode_error(exc, _GRADER_FILES)
-            finally:
-                restore()
+                error = error_info(exc, _GRADER_FILES)
         reply = {"stdout": out.text(), "stderr": err.text()}
         if header.get("record_ops"):
             reply["ops"] = list(ops)
@@ -250,34 +259,25 @@ class _Worker:
         rng_after = torch.get_rng_state()
         if not torch.equal(rng_after, rng_before):  # the code drew from the global generator
             back["rng"] = rng_after
-        mutations = {}
-        for i, snapshot in snapshots.items():
-            try:
-                now = byte_view(leaves[i])
-                if now.numel() == snapshot.numel() and not torch.equal(now, snapshot):
-                    mutations[i] = now.detach().clone()
-            except RuntimeError:
-                continue
-        back["mutations"] = mutations
         back["generators"] = {i: g.get_state() for i, g in enumerate(leaves)
                               if isinstance(g, torch.Generator)}
         if error is not None:
-            reply.update(op="error", error=error)
+            reply.update(op=protocol.ERROR, error=error)
             self.reply(reply, pack_tree(back))
             return
         try:
             self.pack_result(result, storages, leaves, reply, back, bool(header["grad_enabled"]))
             blob = pack_tree(back)
         except BaseException as exc:  # noqa: BLE001
-            reply.update(op="error", error=encode_error(exc, _GRADER_FILES))
+            reply.update(op=protocol.ERROR, error=error_info(exc, _GRADER_FILES))
+            for key in ("spec", "aliases", "diff", "grad_leaf", "handle"):
+                reply.pop(key, None)
             back.pop("outputs", None)
             self.reply(reply, pack_tree(back))
             return
         self.reply(reply, blob)
 
     def pack_result(self, result, storages, in_leaves, reply, back, grad_enabled) -> None:
-        import torch
-
         out_leaves: list = []
         spec = flatten(result, out_leaves)
         aliases, diff, grad_leaf = {}, [], []
@@ -287,12 +287,13 @@ class _Worker:
                 tensor = leaf
                 if type(tensor) not in (torch.Tensor, torch.nn.Parameter):
                     tensor = tensor.as_subclass(torch.Tensor)
-                key = (tensor.device.type, tensor.untyped_storage().data_ptr())
+                key = _storage_key(tensor)
                 if tensor.requires_grad:
                     (diff if grad_enabled and tensor.grad_fn is not None else grad_leaf).append(k)
-                elif has_data(tensor) and key in storages:
-                    aliases[k] = [storages[key], tensor.storage_offset(), list(tensor.shape),
-                                  list(tensor.stride()), str(tensor.dtype)]
+                elif key is not None and key in storages:
+                    aliases[str(k)] = [storages[key], tensor.storage_offset(),
+                                       list(tensor.shape), list(tensor.stride()),
+                                       str(tensor.dtype)]
                     packed.append(None)
                     continue
                 packed.append(tensor.detach())
@@ -311,17 +312,15 @@ class _Worker:
             handle = self.next_handle
             self.next_handle += 1
             self.handles[handle] = ([out_leaves[k] for k in diff], inputs)
-        reply.update(op="result", spec=spec, aliases=aliases, diff=diff, grad_leaf=grad_leaf,
-                     handle=handle)
+        reply.update(op=protocol.RESULT, spec=spec, aliases=aliases, diff=diff,
+                     grad_leaf=grad_leaf, handle=handle)
         back["outputs"] = packed
 
     def backward(self, header: dict, blob: bytes) -> None:
-        import torch
-
         handle = self.handles.get(header.get("handle"))
         if handle is None:
             err = RuntimeError("the graph of this result is gone (the worker was restarted)")
-            self.reply({"op": "error", "error": encode_error(err, ()), "stdout": "",
+            self.reply({"op": protocol.ERROR, "error": error_info(err, ()), "stdout": "",
                         "stderr": ""})
             return
         outputs, inputs = handle
@@ -333,80 +332,19 @@ class _Worker:
                 result = [None if g is None else g.detach() for g in got]
                 error = None
             except BaseException as exc:  # noqa: BLE001
-                error, result = encode_error(exc, _GRADER_FILES), None
+                error, result = error_info(exc, _GRADER_FILES), None
         reply = {"stdout": out.text(), "stderr": err.text()}
         if header.get("record_ops"):
             reply["ops"] = list(ops)
         if error is not None:
-            reply.update(op="error", error=error)
+            reply.update(op=protocol.ERROR, error=error)
             self.reply(reply)
             return
-        reply.update(op="grads")
+        reply.update(op=protocol.GRADS)
         self.reply(reply, pack_tree({"grads": result}))
-
-    # -- the test's patches -------------------------------------------------------------
-    def install_patches(self, patches: list):
-        missing = object()
-        saved = []
-        for owner_name, attr in patches:
-            try:
-                owner = resolve_owner(owner_name)
-            except Exception:  # noqa: BLE001
-                continue
-            original = vars(owner).get(attr, missing)
-            current = getattr(owner, attr, None)
-            if current is None:
-                continue
-            saved.append((owner, attr, original))
-            try:
-                setattr(owner, attr, self.stub(owner_name, attr, current))
-            except (AttributeError, TypeError):
-                saved.pop()
-
-        def restore() -> None:
-            for owner, attr, original in reversed(saved):
-                try:
-                    if original is missing:
-                        delattr(owner, attr)
-                    else:
-                        setattr(owner, attr, original)
-                except (AttributeError, TypeError):
-                    pass
-
-        return restore
-
-    def stub(self, owner_name: str, attr: str, original):
-        worker = self
-
-        def patched(*args, **kwargs):
-            worker.callback(owner_name, attr, args, kwargs)
-            return original(*args, **kwargs)
-
-        patched.__name__ = attr
-        return patched
-
-    def callback(self, owner_name: str, attr: str, args, kwargs) -> None:
-        import torch
-
-        leaves: list = []
-        try:
-            spec = flatten((args, kwargs), leaves)
-            leaves = [x.detach() if isinstance(x, torch.Tensor) else x for x in leaves]
-            leaves = [x if isinstance(x, torch.Tensor | int | float | str | bool | type(None)
-                                      | torch.dtype | torch.device) else None for x in leaves]
-            blob = pack_tree({"leaves": leaves})
-        except Exception:  # noqa: BLE001
-            spec, blob = None, b""
-        send_msg(self.sock, {"op": "callback", "owner": owner_name, "attr": attr, "spec": spec},
-                 blob)
-        header, _, _ = recv_msg(self.sock)
-        if header.get("op") == "callback_error":
-            raise decode_error(header["error"], f"{owner_name}.{attr}")
 
 
 def worker_main(sock: socket.socket, sandbox: str) -> None:
-    import torch
-
     torch.set_num_threads(1)
     if "matplotlib" in sys.modules:
         try:
@@ -426,13 +364,3 @@ def worker_main(sock: socket.socket, sandbox: str) -> None:
 
 def _short_warning(message, category, filename, lineno, line=None) -> str:
     return f"{category.__name__}: {message}\n"
-
-def _student_object(path: str):
-    """Worker side: unpickled stand-in for a proxy passed back as an argument."""
-    worker = _CURRENT_WORKER
-    if worker is None:
-        raise RuntimeError(f"{path} is not available here")
-    return worker.target(path)
-
-
-_CURRENT_WORKER: _Worker | None = None

@@ -52,6 +52,7 @@ import threading
 import time
 
 from .config import with_interpreter_bin
+from .framing import ChannelClosed, connect, recv_msg, send_msg
 from .limits import Limits
 from .sandbox import (
     NOBODY,
@@ -75,7 +76,6 @@ from .sandbox import (
     status_text,
     worker_uid,
 )
-from .wire import ChannelClosed, connect, recv_msg, send_msg
 
 # ---------------------------------------------------------------------------------------------
 # The zygote.
