@@ -105,3 +105,26 @@ def test_the_authoring_map_names_every_room():
     text = (ROOT / "AUTHORING.md").read_text(encoding="utf-8")
     missing = [name for name in ALLOWED if f"{name}/" not in text]
     assert not missing, f"AUTHORING.md's package map does not mention: {missing}"
+
+
+# The untrusted side imports only what it needs to talk and to run cells; nothing trusted
+# imports it (a module the student's process can change must never shape the trusted side).
+WORKER = "mlmcourse.grader.worker"
+WORKER_MAY_IMPORT = {"mlmcourse.grader.protocol", "mlmcourse.grader.codec",
+                     "mlmcourse.grader.framing", "mlmcourse.grader.hygiene",
+                     "mlmcourse.course.cells", "mlmcourse.course", "mlmcourse.grader"}
+
+
+def test_the_worker_imports_only_the_protocol_the_codec_and_the_cell_runner():
+    graph = import_graph()
+    assert graph[WORKER] <= WORKER_MAY_IMPORT, graph[WORKER] - WORKER_MAY_IMPORT
+    importers = sorted(module for module, imports in graph.items()
+                       if WORKER in imports and module != "mlmcourse.grader.zygote")
+    assert not importers, f"trusted modules import the worker: {importers}"
+
+
+def test_every_module_of_the_grader_is_on_the_map():
+    text = (ROOT / "AUTHORING.md").read_text(encoding="utf-8")
+    missing = [p.stem for p in (PACKAGE / "grader").glob("*.py")
+               if p.stem != "__init__" and p.stem not in text]
+    assert not missing, f"AUTHORING.md's package map does not mention: {missing}"

@@ -1,7 +1,8 @@
 """`python -m mlmcourse bench [NAME ...]` (`make bench`): the numbers the README reports.
 
 A thin dispatcher: each benchmark prints a markdown table and returns an exit status; each lives
-in a module of this package (loss, head, slider, grading, mutation), imported only when it runs.
+in a module of this package (loss, head, slider, floor, grading, mutation), imported only when
+it runs.
 With no names, every benchmark runs in the order below.
 """
 
@@ -41,6 +42,14 @@ def _mutation() -> int:
     return mutation_main()
 
 
+def _floor() -> int:
+    """The hidden tests' own compute on the reference in one plain kernel (no sandbox): the
+    floor the grader's time per submission is set beside."""
+    from mlmcourse.bench.floor import main as floor_main
+
+    return floor_main()
+
+
 def _slider() -> int:
     """One slider update of notebook 4 and of notebook 5's mix panel (100 Adam steps + redraw),
     median over 30 moves each."""
@@ -53,6 +62,7 @@ BENCHMARKS: dict[str, Callable[[], int]] = {
     "loss": _loss,
     "head": _head,
     "slider": _slider,
+    "floor": _floor,
     "grading": _grading,
     "mutation": _mutation,
 }

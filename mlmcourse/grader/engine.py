@@ -126,30 +126,18 @@ class NotebookTimeout(Exception):
 
 def _notebook_client(nb, cwd: Path, limits: Limits, deadline: float):
     """An nbclient client for the trusted kernel: no widget front end, and no cell past
-    `deadline` (a `time.monotonic()` instant)."""
+    `deadline` (a `time.monotonic()` instant). nbclient's hooks do the bookkeeping: each wait
+    gets what is left of the cap (`timeout_func`), a cell is not started past the deadline and
+    is remembered while it runs (`on_cell_start`, `on_cell_executed`)."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellControlSignal
 
     class Client(NotebookClient):
-        def _get_timeout(self, cell):
-            # Each wait gets at most what is left of the notebook's cap (at least 1 s: nbclient
-            # reads 0 as "no timeout").
-            left = math.ceil(self.deadline - time.monotonic())
-            return max(1, min(int(limits.cell_timeout_s), left))
-
-        async def async_execute_cell(self, cell, cell_index, *args, **kwargs):
-            if cell.cell_type == "code" and time.monotonic() >= self.deadline:
-                raise NotebookTimeout(f"cell {cell_index} not started")
-            # Kept when the run stops inside this cell: it started (nbclient has set its
-            # execution_count) but did not finish, and must not read as passed.
-            self.running_cell = cell
-            done = await super().async_execute_cell(cell, cell_index, *args, **kwargs)
-            self.running_cell = None
-            return done
-
         async def _async_handle_timeout(self, timeout, cell=None):
+            # nbclient has no hook here: past the notebook's cap the run stops (the kernel is
+            # shut down next); a cell's own timeout interrupts it, as nbclient does.
             if time.monotonic() >= self.deadline:
-                raise NotebookTimeout("a cell was running")  # the kernel is shut down next
+                raise NotebookTimeout("a cell was running")
             self.timed_out = True
             return await super()._async_handle_timeout(timeout, cell)
 
@@ -169,12 +157,31 @@ def _notebook_client(nb, cwd: Path, limits: Limits, deadline: float):
                             exc_info=True)
                 return None
 
+    def timeout_of(cell) -> int:
+        # Each wait gets at most what is left of the notebook's cap (at least 1 s: nbclient
+        # reads 0 as "no timeout").
+        left = math.ceil(deadline - time.monotonic())
+        return max(1, min(int(limits.cell_timeout_s), left))
+
+    def on_cell_start(cell, cell_index) -> None:
+        if cell.cell_type != "code" or not cell.source.strip():
+            return
+        if time.monotonic() >= deadline:
+            raise NotebookTimeout(f"cell {cell_index} not started")
+        # Kept when the run stops inside this cell: it started but did not finish, and must
+        # not read as passed.
+        client.running_cell = cell
+
+    def on_cell_executed(cell, cell_index, execute_reply) -> None:
+        client.running_cell = None
+
     client = Client(
         nb, kernel_manager_class=_kernel_manager_class(), kernel_name="mlm-trusted",
-        timeout=int(limits.cell_timeout_s), startup_timeout=120, allow_errors=True,
-        interrupt_on_timeout=True, record_timing=False, store_widget_state=False,
-        resources={"metadata": {"path": str(cwd)}}, iopub_timeout=10,
-        shutdown_kernel="immediate",
+        timeout=int(limits.cell_timeout_s), timeout_func=timeout_of, startup_timeout=120,
+        allow_errors=True, interrupt_on_timeout=True, record_timing=False,
+        store_widget_state=False, resources={"metadata": {"path": str(cwd)}}, iopub_timeout=10,
+        shutdown_kernel="immediate", on_cell_start=on_cell_start,
+        on_cell_executed=on_cell_executed,
     )
     client.timed_out = False
     client.deadline = deadline

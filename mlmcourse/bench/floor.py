@@ -1,0 +1,84 @@
+"""`bench floor`: the hidden tests' own compute on the reference, in one plain kernel.
+
+The floor below which no grader of this course can go: the instructor's notebooks (reference
+solutions and hidden tests in place), cut to the cells grading runs (`grader.slicing`), executed
+by an ordinary Jupyter kernel with no sandbox, no worker and no copies across a boundary. Each
+notebook reports the summed execution time of its cells (the kernel's own start apart), so the
+README can set the engine's time per submission beside it. Each kernel imports the libraries
+the grader's fork server preloads (torch, matplotlib...) in a first cell that is not counted:
+the engine does not pay for them per notebook either.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import is_graded
+from mlmcourse.course.layout import ASSIGNMENT, find_root, notebook_names
+from mlmcourse.grader.slicing import skip_unneeded
+
+WARM_UP = "import " + ", ".join(("torch", "numpy", "matplotlib", "matplotlib.pyplot", "IPython"))
+
+
+def cell_seconds(nb) -> float:
+    """Summed execution time of a notebook's cells but the first (the warm-up), from nbclient's
+    timing metadata."""
+    from datetime import datetime
+
+    total = 0.0
+    for cell in nb.cells[1:]:
+        timing = cell.get("metadata", {}).get("execution", {})
+        start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+        if start and end:
+            parse = datetime.fromisoformat
+            total += (parse(end.replace("Z", "+00:00")) - parse(start.replace("Z", "+00:00"))
+                      ).total_seconds()
+    return total
+
+
+def floor(root: Path) -> dict[str, tuple[float, float]]:
+    """{notebook: (seconds of its cells, wall seconds with the kernel's start)}."""
+    from nbclient import NotebookClient
+
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="mlm-floor-") as tmp:
+        folder = Path(tmp) / ASSIGNMENT
+        shutil.copytree(root / "source" / ASSIGNMENT, folder)
+        os.environ["NBGRADER_EXECUTION"] = "autograde"  # as under grading: the sliders stay off
+        for name in notebook_names(root):
+            source = nbio.read(folder / f"{name}.ipynb")
+            if not any(is_graded(cell) for cell in source.cells):
+                results[name] = (0.0, 0.0)
+                continue
+            executed = copy.deepcopy(source)
+            skip_unneeded(source, executed)
+            executed.cells.insert(0, nbformat.v4.new_code_cell(WARM_UP))
+            started = time.perf_counter()
+            NotebookClient(executed, kernel_name="python3", timeout=600, record_timing=True,
+                           resources={"metadata": {"path": str(folder)}}).execute()
+            results[name] = (cell_seconds(executed), time.perf_counter() - started)
+    return results
+
+
+def main() -> int:
+    results = floor(find_root())
+    print("| notebook | the cells' compute | wall, kernel start included |")
+    print("| --- | --- | --- |")
+    for name, (cells, wall) in results.items():
+        print(f"| {name} | {cells:.2f} s | {wall:.2f} s |")
+    cells = sum(c for c, _ in results.values())
+    wall = sum(w for _, w in results.values())
+    print(f"| one whole submission | **{cells:.2f} s** | {wall:.2f} s |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
