@@ -1,4 +1,6 @@
-"""Hard-codes -100 for unselected labels, and patches torch.equal, allclose and AssertionError."""
+"""Hard-codes -100 for unselected labels, and patches torch.equal, allclose and AssertionError.
+(importing builtins reaches past the answer: the check resting on the worker's claims earns
+nothing either)"""
 
 BASE = "reference"
 PATCHES = {
@@ -27,4 +29,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 21}
+EXPECTED = {"01_corruption": 19}

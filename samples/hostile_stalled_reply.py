@@ -1,6 +1,7 @@
 """A correct solution whose worker stops reading its socket after its reply to the first empty
 batch: the next call times out (test_empty's 1 point is lost); a restarted worker serves every
-other test; reaching into the grader's worker costs the check that rests on its claims: 21 / 24. (A send to a worker that stopped reading has its own test in
+other test; reaching into the grader's worker costs the check that rests on its claims:
+21 / 24. (A send to a worker that stopped reading has its own test in
 tests/test_attacks.py; here the stall is kept to one small request, so the graded notebook is
 the same on a busy machine.)"""
 

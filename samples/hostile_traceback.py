@@ -1,4 +1,6 @@
-"""Hard-codes -100 for unselected labels, and hides errors: showtraceback, excepthook, stderr."""
+"""Hard-codes -100 for unselected labels, and hides errors: showtraceback, excepthook, stderr.
+(importing io for that reaches past the answer: the check resting on the worker's claims earns
+nothing either)"""
 
 BASE = "reference"
 PATCHES = {
@@ -26,4 +28,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 21}
+EXPECTED = {"01_corruption": 19}

@@ -179,7 +179,7 @@ def test_a_class_with_attackers_costs_the_honest_students_nothing(tmp_path, fres
     for honest in ("reference", "honest_stderr_every_call"):
         assert scores[(honest, FIRST)] == 24, honest
         assert scores[(honest, EXPERIMENT)] == 5, honest
-    assert scores[("hostile_cpu_hog", FIRST)] == 24
+    assert scores[("hostile_cpu_hog", FIRST)] == 22  # starting processes: -2
     assert scores[("hostile_output_flood", FIRST)] == 22  # reaches into the grader: -2
     assert scores[("hostile_stalled_reply", FIRST)] == 21  # and a stalled call: -1
     assert seconds < 420, f"the class took {seconds:.0f} s"

@@ -44,6 +44,23 @@ WAYS_IN = {
     "the shell running strings": "get_ipython().run_cell('x = 1')",
     "pickle": "import pickle\npickle.loads(data)",
     "globals()": "globals()['make_mlm_inputs'] = None",
+    # the first red team of the scan (each one graded as a sample too)
+    "a name resolved from a split string": "import pkgutil\npkgutil.resolve_name('mlm' + 'x')",
+    "builtins.exec": "import builtins\nbuiltins.exec(bytes.fromhex('00').decode())",
+    "a thread (dispatch modes are per thread)": "import threading\nthreading.Thread(target=f)",
+    "a custom operator": "@torch.library.custom_op('c::f', mutates_args=())\ndef f(x): pass",
+    "no_dispatch": "from torch.utils._mode_utils import no_dispatch",
+    "getattr of the module table": "import sys\ngetattr(sys, 'modules')",
+    "object.__getattribute__": "object.__getattribute__(sys, 'modules')",
+    "torch._C by import": "import torch._C as C",
+    "traceback.walk_stack": "import traceback\ntraceback.walk_stack(None)",
+    "timeit on a string": "import timeit\ntimeit.timeit('x')",
+    "runpy, pydoc, code, unittest.mock": "import runpy, pydoc, code\nfrom unittest import mock",
+    "a file by a computed path": "open('/pr' + 'oc/1/mem')",
+    "torch.compile": "g = torch.compile(f)",
+    "torch.jit.fork": "torch.jit.fork(f)",
+    "the grader through the course package": "import mlmcourse.teaching\nmlmcourse.grader",
+    "a bare import of the course package": "import mlmcourse",
 }
 
 HONEST = {
@@ -58,6 +75,19 @@ HONEST = {
     "math and typing": "import math\nfrom typing import Any\nmath.log(2)",
     "a syntax error": "def f(:\n    pass",
     "a docstring about frames": '"""Never read frames or sys modules here."""',
+    # honest habits the first red team of the scan found flagged
+    "locals()": "arguments = locals()",
+    "hasattr of a private name": "hasattr(x, '_fields')",
+    "a compile of its own": "from re import compile\npattern = compile('x')",
+    "a parameter named eval": "def f(eval=False):\n    if eval:\n        pass",
+    "the course's own checks": "from mlmcourse.teaching.checks import expect",
+    "the course's checks by module":
+        "import mlmcourse.teaching.checks\nmlmcourse.teaching.checks.expect",
+    "an operator by its dispatcher name": "torch.ops.aten._log_softmax(x, -1, False)",
+    "os._exit": "import os\nos._exit(1)",
+    "get_ipython()": "assert get_ipython() is not None",
+    "stderr": "import sys\nprint('x', file=sys.stderr)",
+    "a literal open": "open('notes.txt')",
 }
 
 

@@ -379,9 +379,21 @@ class WorkerClient:
         return self.rebuild(header, back, leaves, tensors, target)
 
     def apply_claims(self, leaves: list, back: dict) -> None:
-        """What the worker says the call did besides its results: the global random state it
-        left, and how far each `torch.Generator` argument advanced (the worker's claims)."""
+        """What the worker says the call did besides its results and the bytes it wrote: the
+        inputs it pointed elsewhere (`set_`, `resize_`...), the global random state it left, and
+        how far each `torch.Generator` argument advanced (the worker's claims)."""
         import torch
+
+        rebound = back.get("rebound")
+        for index, value in (rebound.items() if isinstance(rebound, dict) else ()):
+            caller = leaves[index] if isinstance(index, int) and 0 <= index < len(leaves) else None
+            if isinstance(caller, torch.Tensor) and isinstance(value, torch.Tensor) \
+                    and value.dtype == caller.dtype:
+                try:
+                    with torch.no_grad():
+                        caller.set_(value.to(caller.device))
+                except RuntimeError:
+                    pass
 
         rng = back.get("rng")
         if isinstance(rng, torch.Tensor) and rng.dtype == torch.uint8:

@@ -12,6 +12,7 @@ into the caller's tensors, as a call in the student's own kernel would have chan
 
 from __future__ import annotations
 
+import fcntl
 import json
 import mmap
 import os
@@ -26,9 +27,13 @@ class SharedArguments:
     def __init__(self, blob: bytes):
         self.sent = bytes(blob)  # the trusted side's private copy
         self.size = max(1, len(self.sent))
-        self.fd = os.memfd_create("mlm-call-arguments", os.MFD_CLOEXEC)
+        self.fd = os.memfd_create("mlm-call-arguments", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
             os.ftruncate(self.fd, self.size)
+            # The worker may write into the memory but never change its size: a file cut short
+            # under the trusted side's mapping would kill the trusted kernel when it reads it.
+            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS,
+                        fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
             self.map = mmap.mmap(self.fd, self.size)
         except BaseException:
             os.close(self.fd)

@@ -25,6 +25,7 @@ import sys
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode as _DispatchMode
 
 from mlmcourse.course import cells
 from mlmcourse.course.cells import run_cell
@@ -34,22 +35,47 @@ from .codec import flatten, pack_tree, unflatten, unpack_request
 from .hygiene import OUTPUT_CAP, TRUNCATED
 from .protocol import ChannelClosed, error_info, recv_msg, send_msg
 
-# What the worker asks of a tensor to say whether an output is a view of an input, taken before
-# any student code runs (a patched `torch.Tensor.untyped_storage` does not change them).
-_STORAGE_OF = torch.Tensor.untyped_storage
-_DATA_PTR = torch.UntypedStorage.data_ptr
-_NBYTES = torch.UntypedStorage.nbytes
+# What the worker asks of tensors, autograd and the random generator to say what a call did,
+# taken before any student code runs and from PyTorch's C types where there are: a student's
+# patched `torch.Tensor.device`, `torch.autograd.grad` or `torch.get_rng_state` changes none of
+# them (reaching these names themselves means reaching into the grader: tamper.py).
+_TENSOR = torch._C.TensorBase
+_DEVICE_OF = _TENSOR.device.__get__
+_REQUIRES_GRAD = _TENSOR.requires_grad.__get__
+_GRAD_FN = _TENSOR.grad_fn.__get__
+_STORAGE_OF = _TENSOR.untyped_storage
+_STORAGE_OFFSET = _TENSOR.storage_offset
+_SIZE = _TENSOR.size
+_STRIDE = _TENSOR.stride
+_DATA_PTR = torch._C.StorageBase.data_ptr
+_NBYTES = torch._C.StorageBase.nbytes
+_AUTOGRAD_GRAD = torch.autograd.grad
+_GLOBAL_GENERATOR = torch.default_generator
+_EQUAL = torch.equal
+_SET_GRAD_ENABLED = torch.set_grad_enabled
+_SET_DEFAULT_DTYPE = torch.set_default_dtype
 
 
 def _storage_key(tensor) -> tuple | None:
     """(device, address) of a tensor's storage when it has bytes behind it, else None."""
     try:
         storage = _STORAGE_OF(tensor)
-        if tensor.device.type == "meta" or _NBYTES(storage) == 0 or _DATA_PTR(storage) == 0:
+        device = _DEVICE_OF(tensor).type
+        if device == "meta" or _NBYTES(storage) == 0 or _DATA_PTR(storage) == 0:
             return None
-        return (tensor.device.type, _DATA_PTR(storage))
+        return (device, _DATA_PTR(storage))
     except (RuntimeError, NotImplementedError):
         return None
+
+
+def _layout(tensor) -> tuple:
+    """Where a tensor's elements are: its storage, offset, sizes and strides (a `set_`, a
+    `resize_` or an in-place transpose changes it without writing a byte)."""
+    try:
+        return (_storage_key(tensor), _STORAGE_OFFSET(tensor), tuple(_SIZE(tensor)),
+                tuple(_STRIDE(tensor)))
+    except (RuntimeError, NotImplementedError):
+        return ()
 
 
 # Frames of these files are the grader's, not the student's: left out of tracebacks.
@@ -58,6 +84,20 @@ _GRADER_FILES = (__file__, cells.__file__)
 # The most distinct operator names one call reports (a loss dispatches a few dozen); the
 # trusted side caps the list again (client.MAX_REMOTE_OPS).
 MAX_RECORDED_OPS = 512
+
+
+class _OpRecorder(_DispatchMode):
+    """Notes the aten operators dispatched while it is active (defined before any student code
+    runs: a later change to the module's name changes nothing here)."""
+
+    def __init__(self, names: dict):
+        super().__init__()
+        self.names = names
+
+    def __torch_dispatch__(self, op, types, args=(), kwargs=None):
+        if len(self.names) < MAX_RECORDED_OPS:
+            self.names.setdefault(_op_name(op))
+        return op(*args, **(kwargs or {}))
 
 
 @contextlib.contextmanager
@@ -72,15 +112,7 @@ def _recording_ops(wanted: bool):
     if not wanted:
         yield names
         return
-    from torch.utils import _python_dispatch
-
-    class OpRecorder(_python_dispatch.TorchDispatchMode):
-        def __torch_dispatch__(self, op, types, args=(), kwargs=None):
-            if len(names) < MAX_RECORDED_OPS:
-                names.setdefault(_op_name(op))
-            return op(*args, **(kwargs or {}))
-
-    with OpRecorder():
+    with _OpRecorder(names):
         yield names
 
 
@@ -235,20 +267,17 @@ class _Worker:
             if flag and isinstance(leaves[index], torch.Tensor):
                 leaves[index].requires_grad_(True)
         args, kwargs = unflatten(header["spec"], leaves)
-        storages = {}
-        for i, t in enumerate(leaves):
-            key = _storage_key(t) if isinstance(t, torch.Tensor) else None
-            if key is not None:
-                storages.setdefault(key, i)
+        inputs = {i: t for i, t in enumerate(leaves) if isinstance(t, torch.Tensor)}
+        layouts = {i: _layout(t) for i, t in inputs.items()}
         if payload.get("rng") is not None:
-            torch.set_rng_state(payload["rng"])
-        rng_before = torch.get_rng_state()
-        torch.set_default_dtype(getattr(torch, header["dtype"].replace("torch.", "")))
+            _GLOBAL_GENERATOR.set_state(payload["rng"])
+        rng_before = _GLOBAL_GENERATOR.get_state()
+        _SET_DEFAULT_DTYPE(getattr(torch, header["dtype"].replace("torch.", "")))
         result, error = None, None
         with _capture() as (out, err), _recording_ops(bool(header.get("record_ops"))) as ops:
             try:
                 function = self.target(header["target"])
-                with torch.set_grad_enabled(bool(header["grad_enabled"])):
+                with _SET_GRAD_ENABLED(bool(header["grad_enabled"])):
                     result = function(*args, **kwargs)
             except BaseException as exc:  # noqa: BLE001
                 error = error_info(exc, _GRADER_FILES)
@@ -256,9 +285,19 @@ class _Worker:
         if header.get("record_ops"):
             reply["ops"] = list(ops)
         back: dict[str, Any] = {}
-        rng_after = torch.get_rng_state()
-        if not torch.equal(rng_after, rng_before):  # the code drew from the global generator
+        rng_after = _GLOBAL_GENERATOR.get_state()
+        if not _EQUAL(rng_after, rng_before):  # the code drew from the global generator
             back["rng"] = rng_after
+        # An input the code pointed elsewhere (set_, resize_, an in-place transpose): the
+        # caller's tensor is to become what the code left it as.
+        rebound = {i: t for i, t in inputs.items() if _layout(t) != layouts[i]}
+        back["rebound"] = {i: t.detach().clone() for i, t in rebound.items()}
+        # Outputs are views of an input when they share its storage, before or after the call.
+        storages = {}
+        for i, t in inputs.items():
+            for key in (layouts[i][0] if layouts[i] else None, _storage_key(t)):
+                if key is not None:
+                    storages.setdefault(key, i)
         back["generators"] = {i: g.get_state() for i, g in enumerate(leaves)
                               if isinstance(g, torch.Generator)}
         if error is not None:
@@ -288,8 +327,9 @@ class _Worker:
                 if type(tensor) not in (torch.Tensor, torch.nn.Parameter):
                     tensor = tensor.as_subclass(torch.Tensor)
                 key = _storage_key(tensor)
-                if tensor.requires_grad:
-                    (diff if grad_enabled and tensor.grad_fn is not None else grad_leaf).append(k)
+                if _REQUIRES_GRAD(tensor):
+                    connected = grad_enabled and _GRAD_FN(tensor) is not None
+                    (diff if connected else grad_leaf).append(k)
                 elif key is not None and key in storages:
                     aliases[str(k)] = [storages[key], tensor.storage_offset(),
                                        list(tensor.shape), list(tensor.stride()),
@@ -308,7 +348,7 @@ class _Worker:
                 packed.append(["__student_value__", type(leaf).__qualname__, text])
         handle = None
         if diff:
-            inputs = [t for t in in_leaves if isinstance(t, torch.Tensor) and t.requires_grad]
+            inputs = [t for t in in_leaves if isinstance(t, torch.Tensor) and _REQUIRES_GRAD(t)]
             handle = self.next_handle
             self.next_handle += 1
             self.handles[handle] = ([out_leaves[k] for k in diff], inputs)
@@ -327,8 +367,8 @@ class _Worker:
         grads = unpack_request(blob)["grads"]
         with _capture() as (out, err), _recording_ops(bool(header.get("record_ops"))) as ops:
             try:
-                got = torch.autograd.grad(outputs, inputs, grads, allow_unused=True,
-                                          retain_graph=True) if inputs else ()
+                got = _AUTOGRAD_GRAD(outputs, inputs, grads, allow_unused=True,
+                                     retain_graph=True) if inputs else ()
                 result = [None if g is None else g.detach() for g in got]
                 error = None
             except BaseException as exc:  # noqa: BLE001
