@@ -254,7 +254,8 @@ def test_attack_scores_exactly_in_bounded_time_and_space(attacks, sample_id):
 def test_a_stalled_worker_costs_only_the_calls_it_stalled(attacks):
     _, results, _ = attacks["hostile_stalled_reply"]
     failed = [t.grade_id for t in results[0].tests if not t.passed]
-    assert failed == ["test_empty"]
+    # the stalled call, and the check resting on the worker's claims (the sample reaches into it)
+    assert failed == ["test_no_shared_storage", "test_empty"]
     assert results[0].status == "timeout"
 
 

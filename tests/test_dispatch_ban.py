@@ -203,9 +203,11 @@ def test_reported_names_are_plain_capped_strings():
 
 def rule_test(notebook: str, grade_id: str) -> str:
     """The source of a notebook's rule test (public part and hidden tests), as the trusted kernel
-    runs it: after the notebook's setup cell (the public part uses its imports)."""
+    runs it: after the notebook's setup cell (the public part uses its imports) and its hidden
+    helper cell (the helpers the graded tests share)."""
     cells = cells_by_grade_id(nbio.read(ROOT / "source" / "bert_mlm" / f"{notebook}.ipynb"))
-    return cells["setup"].source + "\n" + cells[grade_id].source
+    helpers = cells["test_helpers"].source if "test_helpers" in cells else ""
+    return "\n".join([cells["setup"].source, helpers, cells[grade_id].source])
 
 
 @pytest.mark.parametrize(("student_names", "fails"), [

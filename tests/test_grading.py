@@ -93,9 +93,15 @@ def test_every_submission_folder_is_a_known_sample(built_course, samples):
 @pytest.mark.slow
 def test_grade_command_prints_the_table_and_writes_csv(built_course, tmp_path):
     course = shutil.copytree(built_course, tmp_path / "course")
-    done = run_course(course, "grade", "--student", "reference")
+    done = run_course(course, "grade", "--student", "reference", "--student",
+                      "hostile_dispatch_modes_off")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "reference" in done.stdout and "total" in done.stdout
+    # the class table names the submission that reached into the grader, and only that one
+    assert "needs a look" in done.stdout
+    assert "hostile_dispatch_modes_off / 02_stable_log_softmax: reached into the grader" \
+        in done.stdout
+    assert "reference /" not in done.stdout
     rows = list(csv.DictReader((course / "grades.csv").open()))
     assert {"student", "notebook", "score", "max_score"} <= set(rows[0])
     assert any(r["student"] == "reference" and r["score"] == r["max_score"] for r in rows)

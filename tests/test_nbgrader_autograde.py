@@ -65,21 +65,42 @@ def submit(course: Path, student_id: str) -> None:
         nbio.write(sample_notebook(course, sample(student_id), name), target)
 
 
+# The class is graded as two halves, each a course of its own with its own gradebook, by two
+# `nbgrader autograde` commands at once: nbgrader grades one student after another, and the
+# machine has two cores.
+SHARDS = 2
+
+
 @pytest.fixture(scope="module")
 def autograded(tmp_path_factory):
-    """The scratch course after plain `nbgrader autograde`, and what it held before."""
-    course = course_with_release(tmp_path_factory.mktemp("nbgrader").resolve() / "course")
-    for student in STUDENTS:
-        submit(course, student)
-    before = {"submitted": fingerprint(course / "submitted"),
-              "source": fingerprint(course / "source"),
-              "config": (course / "nbgrader_config.py").read_bytes()}
-    nbgrader(course, "autograde", ASSIGNMENT, "--force", *LIMITS)
-    return {"course": course, **before}
+    """The scratch courses after plain `nbgrader autograde`, and what they held before."""
+    base = tmp_path_factory.mktemp("nbgrader").resolve()
+    courses = [course_with_release(base / f"course{k}") for k in range(SHARDS)]
+    for index, student in enumerate(STUDENTS):
+        submit(courses[index % SHARDS], student)
+    before = [{"submitted": fingerprint(course / "submitted"),
+               "source": fingerprint(course / "source"),
+               "config": (course / "nbgrader_config.py").read_bytes()} for course in courses]
+    running = [subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT,
+                                 "--force", *LIMITS], cwd=course, env=course_env(ROOT),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+               for course in courses]
+    logs = []
+    for process in running:
+        output, _ = process.communicate(timeout=900)
+        assert process.returncode == 0, f"nbgrader autograde:\n{output[-6000:]}"
+        logs.append(output)
+    return [{"course": course, "log": log, **held}
+            for course, log, held in zip(courses, logs, before, strict=True)]
+
+
+def course_of(autograded, student: str) -> Path:
+    return autograded[STUDENTS.index(student) % SHARDS]["course"]
 
 
 def test_every_sample_scores_what_make_grade_gives(autograded):
-    scores = {(s.student, s.notebook): s.score for s in read_scores(autograded["course"])}
+    scores = {(s.student, s.notebook): s.score
+              for shard in autograded for s in read_scores(shard["course"])}
     wrong = [f"{student}/{name}: got {scores.get((student, name))}, want {want}"
              for student in STUDENTS
              for name, want in expected_scores(ROOT, sample(student)).items()
@@ -89,7 +110,7 @@ def test_every_sample_scores_what_make_grade_gives(autograded):
 
 def test_deleted_tests_are_graded_from_the_source(autograded):
     """nbgrader's Execute runs the notebook as submitted; the engine rebuilds it from source/."""
-    course = autograded["course"]
+    course = course_of(autograded, "hostile_deleted_tests")
     wanted = graded_ids(nbio.read(course / "source" / ASSIGNMENT / f"{FIRST}.ipynb"))
     graded = course / "autograded" / "hostile_deleted_tests" / ASSIGNMENT / f"{FIRST}.ipynb"
     assert graded_ids(nbio.read(graded)) == wanted
@@ -111,24 +132,37 @@ def course_gradebook(course):
 def test_an_untouched_answer_reads_no_response(autograded):
     """The engine's notebook carries the gradebook's checksums, as nbgrader's OverwriteCells
     sets them: SaveAutoGrades then says "No response." for the blank release's answers."""
-    with course_gradebook(autograded["course"]) as gradebook:
-        comments = {
-            student: [c.auto_comment for c in
-                      gradebook.find_submission_notebook(FIRST, ASSIGNMENT, student).comments]
-            for student in ("blank", "reference")
-        }
+    comments = {}
+    for student in ("blank", "reference"):
+        with course_gradebook(course_of(autograded, student)) as gradebook:
+            comments[student] = [
+                c.auto_comment
+                for c in gradebook.find_submission_notebook(FIRST, ASSIGNMENT, student).comments]
     assert comments["blank"] and set(comments["blank"]) == {"No response."}
     assert comments["reference"] and set(comments["reference"]) == {None}
 
 
 def test_submitted_files_are_untouched(autograded):
-    assert fingerprint(autograded["course"] / "submitted") == autograded["submitted"]
+    for shard in autograded:
+        assert fingerprint(shard["course"] / "submitted") == shard["submitted"]
 
 
 def test_the_course_and_its_gradebook_are_not_reached(autograded):
-    course = autograded["course"]
-    assert not list(course.parent.rglob(BREACH)), "a submission wrote next to the TA's files"
-    assert fingerprint(course / "source") == autograded["source"]
-    assert (course / "nbgrader_config.py").read_bytes() == autograded["config"]
-    students = {s.student for s in read_scores(course)}
-    assert students == set(STUDENTS), "the gradebook holds other students than were submitted"
+    students = set()
+    for shard in autograded:
+        course = shard["course"]
+        assert not list(course.parent.rglob(BREACH)), "a submission wrote next to the TA's files"
+        assert fingerprint(course / "source") == shard["source"]
+        assert (course / "nbgrader_config.py").read_bytes() == shard["config"]
+        students |= {s.student for s in read_scores(course)}
+    assert students == set(STUDENTS), "the gradebooks hold other students than were submitted"
+
+
+def test_the_log_names_each_submission_that_reached_into_the_grader(autograded):
+    """What a TA reads of `nbgrader autograde` (and of the formgrader's Autograde) says which
+    submissions tried to change the grader's evidence."""
+    log = "\n".join(shard["log"] for shard in autograded)
+    for student in ("hostile_ops_recorder_off", "hostile_dispatch_modes_off",
+                    "hostile_hides_mutation"):
+        assert f"{student}/" in log and "reached into the grader" in log, student
+    assert "reference/01_corruption reached" not in log
