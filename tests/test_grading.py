@@ -90,6 +90,20 @@ def test_every_submission_folder_is_a_known_sample(built_course, samples):
     assert folders == set(samples), "submitted/ and samples/ disagree"
 
 
+# Whatever a student prints or sends back, an autograded notebook stays small: the trusted side
+# shows at most 200,000 characters of a notebook's output and charges every one (a relabelled
+# reply once made notebook 4's 30.2 MB).
+MOST_AUTOGRADED_BYTES = 2 << 20
+
+
+@pytest.mark.slow
+def test_no_autograded_notebook_grows_past_2_mb(built_course):
+    large = {str(path.relative_to(built_course)): path.stat().st_size
+             for path in (built_course / "autograded").rglob("*.ipynb")
+             if path.stat().st_size > MOST_AUTOGRADED_BYTES}
+    assert not large, large
+
+
 @pytest.mark.slow
 def test_grade_command_prints_the_table_and_writes_csv(built_course, tmp_path):
     course = shutil.copytree(built_course, tmp_path / "course")
