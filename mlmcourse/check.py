@@ -21,7 +21,7 @@ from mlmcourse.grader.engine import grade_submission
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.results import NotebookResult, TestResult
 from mlmcourse.grader.sandbox import UNSAFE, SandboxRefused
-from mlmcourse.grader.zygote import stop_zygote
+from mlmcourse.grader.zygote_handle import stop_zygote
 
 STUDENT = "self_check"
 

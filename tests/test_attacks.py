@@ -211,7 +211,7 @@ ATTACKS = {
 def attacks(tmp_path_factory) -> dict:
     """{sample: (student, NotebookResult, seconds)} for each sample of ATTACKS."""
     from mlmcourse.grader.engine import grade_submission
-    from mlmcourse.grader.zygote import get_zygote
+    from mlmcourse.grader.zygote_handle import get_zygote
 
     get_zygote()  # started once per process: not part of any sample's time
     submitted = tmp_path_factory.mktemp("submitted")

@@ -18,7 +18,7 @@ from mlmcourse.course import nbio
 from mlmcourse.course.cells import cells_by_grade_id
 from mlmcourse.grader import client as trusted_client
 from mlmcourse.grader import harness as trusted_side
-from mlmcourse.grader import zygote
+from mlmcourse.grader import zygote_handle
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.proxies import StudentFunction
 
@@ -109,7 +109,7 @@ def student():
     limits = Limits(call_timeout_s=20, student_time_s=120, memory_bytes=1 << 30)
     harness = trusted_side.Harness({"notebook": "t.ipynb", "notebooks": {"t.ipynb": cells},
                                     "bindings": {}}, None, limits,
-                                   zygote.get_zygote().socket_path)
+                                   zygote_handle.get_zygote().socket_path)
     client = harness.client("t.ipynb")
     yield lambda name: StudentFunction(client, name)
     harness.close()

@@ -28,7 +28,7 @@ from mlmcourse.course.cells import (
     without_solution_markers,
 )
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader import codec, errors, zygote
+from mlmcourse.grader import codec, errors, zygote, zygote_handle
 from mlmcourse.grader import harness as trusted_side
 from mlmcourse.grader import sandbox as worker_sandbox
 from mlmcourse.grader.engine import grade_submission
@@ -63,7 +63,7 @@ def ta_files(course: Path) -> list[Path]:
 def sandbox() -> str:
     """The grader's sandbox mode here, or 'refused' where it will not run student code."""
     try:
-        return zygote.get_zygote().sandbox
+        return zygote_handle.get_zygote().sandbox
     except worker_sandbox.SandboxRefused:
         return "refused"
 
@@ -324,7 +324,7 @@ def probe(course, project):
 def student_worker(cells: list[dict], limits: Limits = LIMITS):
     harness = trusted_side.Harness({"notebook": "t.ipynb", "notebooks": {"t.ipynb": cells},
                                      "bindings": {}}, None, limits,
-                                    zygote.get_zygote().socket_path)
+                                    zygote_handle.get_zygote().socket_path)
     return harness, harness.client("t.ipynb")
 
 
@@ -514,7 +514,7 @@ def test_check_command_reports_each_test_and_leaves_the_notebook_alone(course, g
 @pytest.mark.slow
 def test_unsafe_mode_without_sandbox_grades_the_same(graded, course, tmp_path, monkeypatch):
     monkeypatch.setenv("MLMCOURSE_SANDBOX", worker_sandbox.UNSAFE)
-    zygote.stop_zygote()
+    zygote_handle.stop_zygote()
     try:
         assert sandbox() == worker_sandbox.UNSAFE
         for sample_id in ("reference", "hostile_crash"):
@@ -524,11 +524,11 @@ def test_unsafe_mode_without_sandbox_grades_the_same(graded, course, tmp_path, m
                                      LIMITS, notebooks=["01_corruption"])
             assert again[0].score == first["01_corruption"].score, sample_id
     finally:
-        zygote.stop_zygote()
+        zygote_handle.stop_zygote()
 
 
 def test_kernel_stub_module_imports_nothing_heavy():
-    code = ("import sys, mlmcourse.grader.zygote as z; "
+    code = ("import sys, mlmcourse.grader.kernel_stub as z; "
             "print(sorted(m for m in ('torch', 'nbformat', 'IPython') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, check=True)

@@ -20,7 +20,7 @@ from mlmcourse.build.samples import load_sample, sample_notebook
 from mlmcourse.course import nbio
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 from mlmcourse.grader import harness as trusted_side
-from mlmcourse.grader import sandbox, zygote
+from mlmcourse.grader import sandbox, zygote, zygote_handle
 from mlmcourse.grader.engine import grade_submission
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.proxies import StudentFunction
@@ -57,9 +57,9 @@ def write_student(root: Path, folder: Path, sample_id: str, notebooks: list[str]
 
 @pytest.fixture
 def fresh_zygote():
-    zygote.stop_zygote()
+    zygote_handle.stop_zygote()
     yield
-    zygote.stop_zygote()
+    zygote_handle.stop_zygote()
 
 
 def test_limits_carry_the_cpu_share_and_task_count():
@@ -74,9 +74,9 @@ def test_limits_carry_the_cpu_share_and_task_count():
 def test_without_the_sandbox_no_worker_starts_unless_the_risk_is_named(monkeypatch, fresh_zygote):
     monkeypatch.setenv("MLMCOURSE_SANDBOX", "none")  # the old name of the fallback: refused now
     with pytest.raises(zygote.SandboxRefused, match="MLMCOURSE_SANDBOX=unsafe-no-sandbox"):
-        zygote.get_zygote()
+        zygote_handle.get_zygote()
     monkeypatch.setenv("MLMCOURSE_SANDBOX", zygote.UNSAFE)
-    assert zygote.get_zygote().sandbox == zygote.UNSAFE
+    assert zygote_handle.get_zygote().sandbox == zygote.UNSAFE
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="only root can run a process as another user")
@@ -113,7 +113,7 @@ def leave_a_daemon():
 def test_a_setsid_daemon_dies_with_its_worker(mode, monkeypatch, fresh_zygote):
     monkeypatch.setenv("MLMCOURSE_SANDBOX", mode)
     try:
-        handle = zygote.get_zygote()
+        handle = zygote_handle.get_zygote()
     except zygote.SandboxRefused:
         pytest.skip("namespaces are refused here")
     harness = trusted_side.Harness(
@@ -154,7 +154,7 @@ def test_a_class_with_attackers_costs_the_honest_students_nothing(tmp_path, fres
     honest ones keep every point, each attacker gets exactly its score, in bounded time."""
     from mlmcourse.grader.coordinator import dask_client, grade_class
 
-    handle = zygote.get_zygote()
+    handle = zygote_handle.get_zygote()
     if "cpu" not in handle.info.get("cgroups", ""):
         pytest.skip("no CPU cgroup for workers on this machine (the fallback has no CPU quota)")
     root = tmp_path / "course"

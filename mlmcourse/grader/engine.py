@@ -82,7 +82,7 @@ def _kernel_manager_class():
     from jupyter_client.manager import AsyncKernelManager
 
     spec = KernelSpec(
-        argv=[sys.executable, "-m", "mlmcourse.grader.zygote", "kernel", "-f",
+        argv=[sys.executable, "-m", "mlmcourse.grader.kernel_stub", "-f",
               "{connection_file}"],
         display_name="Python 3 (grading)", language="python", interrupt_mode="signal",
         env={}, metadata={},
@@ -229,7 +229,7 @@ def run_trusted(nb, cwd: Path, config_path: Path, limits: Limits) -> tuple[str, 
     from jupyter_core.utils import run_sync
     from nbclient.exceptions import DeadKernelError
 
-    from mlmcourse.grader.zygote import get_zygote
+    from mlmcourse.grader.zygote_handle import get_zygote
 
     zygote = get_zygote()
     cap = notebook_cap_s(limits)
@@ -427,7 +427,7 @@ def grade_submission(course_root: Path, student: str, submission_dir: Path, scra
     names = sorted(p.stem for p in source_dir.glob("[0-9][0-9]_*.ipynb"))
     if notebooks is not None:
         names = [n for n in names if n in notebooks]
-    from mlmcourse.grader.zygote import get_zygote
+    from mlmcourse.grader.zygote_handle import get_zygote
 
     get_zygote()  # started once per process (it imports torch), before any notebook's clock
     course = prepare_scratch(course_root, student, Path(scratch).resolve())

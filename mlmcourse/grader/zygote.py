@@ -5,7 +5,7 @@ kernel that runs the tests, and a worker that runs the student's code), so both 
 one zygote that imported torch, IPython and ipykernel once. The zygote is started by the engine
 (one per grading process), listens on a Unix socket in a private 0700 folder, and forks:
 
-- a *trusted kernel* for a kernel stub (``python -m mlmcourse.grader.zygote kernel -f FILE``,
+- a *trusted kernel* for a kernel stub (``python -m mlmcourse.grader.kernel_stub -f FILE``,
   the argv of the engine's kernel spec): an ipykernel with resource limits, in the scratch copy
   of the submission. It runs only course code: the hidden tests and the locked cells.
 - a *worker* for a trusted kernel that asks for one: a process that runs only the student's
@@ -35,6 +35,10 @@ RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0 and, as ``nobody``, RLIMIT_NPROC; a t
 gets RLIMIT_DATA (`Limits.trusted_kernel_memory_bytes`) and RLIMIT_CORE=0. Wall-clock limits are
 enforced by the caller, which asks the zygote to kill. The exit report of a worker carries the
 CPU seconds it and the children it waited for used (``cpu_s``).
+
+The grading process's side, starting this server once and stopping it, is
+:mod:`mlmcourse.grader.zygote_handle`; the process jupyter_client starts for a trusted kernel is
+:mod:`mlmcourse.grader.kernel_stub`.
 """
 
 from __future__ import annotations
@@ -52,13 +56,12 @@ import threading
 import time
 
 from .config import with_interpreter_bin
-from .framing import ChannelClosed, connect, recv_msg, send_msg
+from .framing import ChannelClosed, recv_msg, send_msg
 from .limits import Limits
 from .sandbox import (
     NOBODY,
     SANDBOX_HOME,
     UNSAFE,
-    SandboxRefused,
     WorkerCgroups,
     close_all_but,
     exit_code,
@@ -446,149 +449,8 @@ def zygote_main(folder: str, watch: int) -> None:
     zygote.serve(watch)
 
 
-# ---------------------------------------------------------------------------------------------
-# The engine's side: start the zygote once per process, and the kernel stub.
-
-
-class ZygoteHandle:
-    def __init__(self, process, folder: str, info: dict, watch_fd: int):
-        self.process = process
-        self.folder = folder
-        self.info = info
-        self.socket_path = info["socket"]
-        self.watch_fd = watch_fd
-
-    @property
-    def sandbox(self) -> str:
-        return self.info["sandbox"]
-
-    def alive(self) -> bool:
-        return self.process.poll() is None and os.path.exists(self.socket_path)
-
-    def close(self) -> None:
-        try:
-            os.close(self.watch_fd)
-        except OSError:
-            pass
-        try:
-            self.process.wait(timeout=10)
-        except Exception:  # noqa: BLE001
-            self.process.kill()
-
-
-_ZYGOTE: ZygoteHandle | None = None
-_ZYGOTE_LOCK = threading.Lock()
-_LOGGED: set[str] = set()
-
-
-def log_once(message: str) -> None:
-    if message not in _LOGGED:
-        _LOGGED.add(message)
-        import logging
-
-        logging.getLogger("mlmcourse.grader.engine").warning(message)
-        sys.stderr.write(f"mlmcourse engine: {message}\n")
-
-
-def get_zygote(timeout: float = 180) -> ZygoteHandle:
-    """This process's zygote, started on first use (a few seconds: it imports torch)."""
-    global _ZYGOTE
-    import atexit
-    import subprocess
-
-    with _ZYGOTE_LOCK:
-        if _ZYGOTE is not None and _ZYGOTE.alive():
-            return _ZYGOTE
-        folder = tempfile.mkdtemp(prefix="mlm-zygote-")
-        os.chmod(folder, 0o700)
-        reader, writer = os.pipe()  # the zygote exits when this process closes `writer`
-        os.set_inheritable(reader, True)
-        process = subprocess.Popen(
-            [sys.executable, "-m", "mlmcourse.grader.zygote", "zygote", folder, str(reader)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=zygote_env(),
-            pass_fds=(reader,), start_new_session=True, cwd=folder,
-        )
-        os.close(reader)
-        deadline = time.monotonic() + timeout
-        line = b""
-        while not line.endswith(b"\n"):
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                raise RuntimeError("the grading engine's fork server did not start")
-            chunk = process.stdout.read1(4096) if hasattr(process.stdout, "read1") else b""
-            line += chunk
-            if not chunk:
-                time.sleep(0.05)
-        info = json.loads(line.decode())
-        handle = ZygoteHandle(process, folder, info, writer)
-        if info.get("threads", 1) > 1:
-            log_once(f"the grading fork server runs {info['threads']} threads after its imports; "
-                     "forking it is only safe with one (check the versions of torch/IPython)")
-        if handle.sandbox == "refused":
-            handle.close()
-            raise SandboxRefused(refusal_text(info.get("reason") or "unknown reason"))
-        if handle.sandbox == UNSAFE:
-            log_once(f"MLMCOURSE_SANDBOX={UNSAFE}: student code runs WITHOUT the sandbox, as "
-                     "plain processes with resource limits only")
-        if info.get("cgroups", "none") == "none":
-            log_once("no cgroups for workers here: a student's children are limited by "
-                     "RLIMIT_CPU each and by RLIMIT_NPROC, not by a CPU quota")
-        if _ZYGOTE is None:
-            atexit.register(_stop_zygote)
-        _ZYGOTE = handle
-        atexit.register(shutil.rmtree, folder, True)
-        return handle
-
-
-def _stop_zygote() -> None:
-    if _ZYGOTE is not None:
-        _ZYGOTE.close()
-
-
-def stop_zygote() -> None:
-    """Stop this process's zygote (the next grading starts a new one, e.g. with another
-    MLMCOURSE_SANDBOX)."""
-    global _ZYGOTE
-    with _ZYGOTE_LOCK:
-        if _ZYGOTE is not None:
-            _ZYGOTE.close()
-            _ZYGOTE = None
-
-
-
-
-def kernel_stub(argv: list[str]) -> int:
-    """Stand in for a kernel process: the zygote forks the real (trusted) kernel."""
-    sock = connect(os.environ["MLM_ZYGOTE"])
-    send_msg(sock, {"kind": "kernel", "argv": argv, "cwd": os.getcwd(),
-                    "env": dict(os.environ), "limits": os.environ["MLM_LIMITS"]})
-    header, _, _ = recv_msg(sock)
-    pid = header["pid"]
-
-    def forward(signum, _frame):
-        try:
-            os.kill(pid, signum)
-        except OSError:
-            pass
-
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1):
-        signal.signal(sig, forward)
-    while True:
-        try:
-            header, _, _ = recv_msg(sock)
-        except ChannelClosed:
-            return 1
-        except InterruptedError:
-            continue
-        if "exit" in header:
-            code = int(header.get("code", 1))
-            return code if code >= 0 else 128 - code
-
-
 if __name__ == "__main__":
     if sys.argv[1] == "zygote":
         zygote_main(sys.argv[2], int(sys.argv[3]))
-    elif sys.argv[1] == "kernel":
-        sys.exit(kernel_stub(sys.argv[2:]))
     else:
         sys.exit(f"unknown command {sys.argv[1]!r}")
