@@ -64,7 +64,13 @@ from mlmcourse.course.cells import grade_id, is_graded, points
 from mlmcourse.course.layout import ASSIGNMENT
 
 from .limits import Limits
-from .rebuild import copy_submission, read_submitted_notebook, trusted_notebooks, worker_cells
+from .rebuild import (
+    copy_submission,
+    read_submitted_notebook,
+    repeated_note,
+    trusted_notebooks,
+    worker_cells,
+)
 from .results import NotebookResult, TestResult, cell_result, stderr_as_note
 from .slicing import skip_unneeded
 
@@ -340,7 +346,7 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     if not any(is_graded(cell) for cell in source_nb.cells):
         return _not_executed(name, graded, executed, course, student, started)
     run_dir = course / "run" / name
-    copy_submission(course / "submitted" / student / ASSIGNMENT, run_dir)
+    copy_submission(course / "submitted" / student / ASSIGNMENT, run_dir, sources)
     config_path = write_harness_config(name, sources, submitted, course)
     status, detail = run_trusted(executed, run_dir, config_path, limits)
     tests = score_cells(graded, executed)
@@ -353,7 +359,7 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     elif status == "ok" and any(k.get("kind") in ("timeout", "budget") for k in kinds):
         status = "timeout"
     notes = [f"{k.get('kind')}: {k.get('detail')}" for k in kinds[:5]]
-    detail = "; ".join([d for d in [detail, *notes] if d])
+    detail = "; ".join([d for d in [detail, repeated_note(student_nb), *notes] if d])
     out = course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
     nbio.write(graded, out)
     score = sum(t.points for t in tests)
@@ -397,7 +403,7 @@ def grade_submission(course_root: Path, student: str, submission_dir: Path, scra
     sources = {n: nbio.read(course / "source" / ASSIGNMENT / f"{n}.ipynb")
                for n in sorted(p.stem for p in source_dir.glob("[0-9][0-9]_*.ipynb"))}
     copied = course / "submitted" / student / ASSIGNMENT
-    copy_submission(submission_dir, copied)
+    copy_submission(submission_dir, copied, sources)
     submitted = {n: read_submitted_notebook(copied / f"{n}.ipynb") for n in sources}
     results = []
     for name in names:
