@@ -41,10 +41,17 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from mlmcourse.course import nbio
-from mlmcourse.course.layout import ASSIGNMENT
-from mlmcourse.grader.config import GradingConfig, nbgrader_converter, run_converter, tools_on_path
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader.config import (
+    GradingConfig,
+    nbgrader_converter,
+    run_converter,
+    tools_on_path,
+    use_sandbox_mode,
+)
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.rebuild import MAX_NOTEBOOK_BYTES
+from mlmcourse.grader.results import unanswered
 
 COURSE_FILES = ("source",)  # what the engine reads of the course
 MAX_FILE_BYTES = MAX_NOTEBOOK_BYTES  # a larger submitted file is not shipped: the engine refuses it
@@ -119,9 +126,29 @@ def course_snapshot(root: Path) -> dict[str, bytes]:
     return files
 
 
-def submission_files(root: Path, student: str) -> dict[str, bytes]:
-    """The student's submitted files (top level of submitted/<student>/bert_mlm/), read only."""
-    return read_files(root / "submitted" / student / ASSIGNMENT, recursive=False)
+def submission_files(root: Path, student: str, names: list[str] | None = None
+                     ) -> dict[str, bytes]:
+    """The student's notebooks of the series (`names`, default: the course's), as bytes: only
+    `<name>.ipynb` files at the top of submitted/<student>/bert_mlm/ are read, regular files of at
+    most MAX_FILE_BYTES. Nothing else of the folder is read or shipped: a junk file beside a
+    notebook costs no memory and no transfer."""
+    folder = root / "submitted" / student / ASSIGNMENT
+    files: dict[str, bytes] = {}
+    if not folder.is_dir() or folder.is_symlink():
+        return files
+    for name in notebook_names(root) if names is None else names:
+        path = folder / f"{name}.ipynb"
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            continue
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) <= MAX_FILE_BYTES:
+            files[path.name] = data
+    return files
 
 
 class GraderFailure(RuntimeError):
@@ -132,10 +159,13 @@ class GraderFailure(RuntimeError):
 
 
 def grade_task(course: dict[str, bytes], student: str, submitted: dict[str, bytes],
-               notebooks: list[str] | None = None, limits: Limits | None = None) -> Outcome:
-    """Grade one submission on a worker, in a scratch folder removed afterwards."""
+               notebooks: list[str] | None = None, limits: Limits | None = None,
+               sandbox: str = "") -> Outcome:
+    """Grade one submission on a worker, in a scratch folder removed afterwards (`sandbox`: the
+    course's `c.Grading.sandbox`, where the worker's environment sets no mode)."""
     from mlmcourse.grader import engine
 
+    use_sandbox_mode(sandbox)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mlm-grade-") as tmp:
         scratch = Path(tmp)
@@ -346,35 +376,40 @@ def record(gradebook, root: Path, outcome: Outcome, notebooks: dict | None = Non
     gradebook.db.commit()
 
 
-def _unanswered(graded, root: Path, name: str) -> set[str]:
-    """Solution cells the student left as the release has them (nbgrader says 'No response.')."""
-    from mlmcourse.course.cells import cells_by_grade_id, is_solution
+def assign_late_penalties(config: GradingConfig, student: str, notebooks: list[str]) -> None:
+    """The course's late policy on one student's graded notebooks, by nbgrader's own
+    `AssignLatePenalties` with nbgrader_config.py's settings (`c.LateSubmissionPlugin.
+    penalty_method`, `c.AssignLatePenalties.plugin_class`), as `nbgrader autograde` runs it after
+    each notebook: the penalty (or none) goes into the gradebook beside the score, where the
+    formgrader, the score table and the export (`grades-lms.csv`) read it. Call it after the
+    student's scores are committed (it opens the gradebook itself, as under nbgrader)."""
+    from nbformat import v4
+    from nbgrader.preprocessors import AssignLatePenalties
 
+    assigner = AssignLatePenalties(config=config.nbgrader_config())
+    for name in notebooks:
+        resources = {"nbgrader": {"notebook": name, "assignment": ASSIGNMENT,
+                                  "student": student, "db_url": config.db_url}}
+        assigner.preprocess(v4.new_notebook(), resources)
+
+
+def _unanswered(graded, root: Path, name: str) -> set[str]:
+    """Solution cells the student left as released (nbgrader says 'No response.'): the one rule,
+    `results.unanswered`, that EngineExecute also applies under nbgrader."""
     if graded is None:
         return set()
-    stubs = _release_solutions(root / "release" / ASSIGNMENT / f"{name}.ipynb")
-    return {
-        gid
-        for gid, cell in cells_by_grade_id(graded).items()
-        if is_solution(cell) and stubs.get(gid) == cell.source.strip()
-    }
+    return unanswered(graded, _source_notebook(root / "source" / ASSIGNMENT / f"{name}.ipynb"))
 
 
-def _release_solutions(path: Path) -> dict[str, str]:
-    """{grade_id: source} of the release's solution cells (read once per file version)."""
-    try:
-        key = (str(path), path.stat().st_mtime_ns)
-    except OSError:
-        return {}
-    if key not in _RELEASE_CACHE:
-        from mlmcourse.course.cells import grade_id, is_solution
-
-        nb = nbio.read(path)
-        _RELEASE_CACHE[key] = {grade_id(c): c.source.strip() for c in nb.cells if is_solution(c)}
-    return _RELEASE_CACHE[key]
+def _source_notebook(path: Path):
+    """The instructor's notebook (read once per file version)."""
+    key = (str(path), path.stat().st_mtime_ns)
+    if key not in _SOURCE_CACHE:
+        _SOURCE_CACHE[key] = nbio.read(path)
+    return _SOURCE_CACHE[key]
 
 
-_RELEASE_CACHE: dict[tuple[str, int], dict[str, str]] = {}
+_SOURCE_CACHE: dict[tuple[str, int], object] = {}
 
 
 def write_autograded(root: Path, outcome: Outcome, notebooks: dict | None = None) -> None:
@@ -439,21 +474,38 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
     # Shown at once, not after the gradebook is set up: a log must not stay empty meanwhile.
     shown = Progress(len(students), progress, workers=report.workers)
     [course] = client.scatter([course_snapshot(root)], broadcast=True)
-    futures = {
-        client.submit(grade_task, course, student, submission_files(root, student), notebooks,
-                      config.limits, key=f"grade-{student}-{time.monotonic_ns()}",
-                      pure=False): student
-        for student in students
-    }
+    series = notebook_names(root)
+    waiting = iter(students)
+    futures: dict = {}
+
+    def submit_next():
+        """The next submission's task, its notebooks read now: at most `in_flight_limit`
+        submissions' files are held at once, whatever the size of the class."""
+        student = next(waiting, None)
+        if student is None:
+            return None
+        future = client.submit(grade_task, course, student, submission_files(root, student, series),
+                               notebooks, config.limits, config.sandbox,
+                               key=f"grade-{student}-{time.monotonic_ns()}", pure=False)
+        futures[future] = student
+        return future
+
+    first = [future for future in (submit_next() for _ in range(in_flight_limit(report.workers)))
+             if future is not None]
     try:  # the workers start grading while this process sets up the gradebook
         prepare_gradebook(config)
     except BaseException:
-        client.cancel(list(futures))
+        client.cancel(first)
         shown.close()
         raise
     with config.gradebook() as gradebook, shown:
-        for future in as_completed(list(futures)):
-            student = futures[future]
+        assignment_notebooks = [nb.name for nb in gradebook.find_assignment(ASSIGNMENT).notebooks]
+        queue = as_completed(first)
+        for future in queue:
+            student = futures.pop(future)
+            following = submit_next()
+            if following is not None:
+                queue.add(following)
             try:
                 outcome = future.result()
             except Exception as err:  # noqa: BLE001  (the grader's failure, not the student's)
@@ -463,6 +515,26 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
                 graded = graded_notebooks(outcome)
                 write_autograded(root, outcome, graded)
                 record(gradebook, root, outcome, graded)
+                assign_late_penalties(config, student, assignment_notebooks)
+                log_notes(outcome)
                 report.outcomes[student] = outcome
                 shown.graded(outcome)
             future.release()
+
+
+def in_flight_limit(workers: int) -> int:
+    """How many submissions are shipped to the cluster at once: two per worker (one graded,
+    one waiting), so a worker never idles and the class's files are never all in memory."""
+    return max(2, 2 * workers)
+
+
+NOTED = ("cells pasted",)  # what of a notebook's detail the TA's log repeats
+
+
+def log_notes(outcome: Outcome) -> None:
+    """Tell the TA (stderr, the grading log) what the engine noted about a submission that is the
+    student's doing and changes what was graded: pasted answer cells."""
+    for result in outcome.results:
+        for note in result.detail.split("; "):
+            if note.startswith(NOTED):
+                print(f"{outcome.student}/{result.notebook}: {note}", file=sys.stderr, flush=True)
