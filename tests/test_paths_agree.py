@@ -68,6 +68,7 @@ DESERVED = {
 
 
 def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+    """Plain `nbgrader ...` in the course (its command line, as a TA types it)."""
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
                           env=course_env(ROOT), capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, f"nbgrader {' '.join(args)}:\n{done.stdout}{done.stderr[-6000:]}"
@@ -76,12 +77,21 @@ def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
 
 def make_class(course: Path) -> Path:
     """A scratch course with the TA's settings, its gradebook knowing the due date, and the
-    class's submissions (with nbgrader's timestamp.txt)."""
+    class's submissions (with nbgrader's timestamp.txt). nbgrader's generate_assignment runs
+    in-process (what `nbgrader generate_assignment` runs)."""
+    from nbgrader.converters import GenerateAssignment
+
+    from mlmcourse.grader.config import nbgrader_converter, run_converter
+
     shutil.copytree(ROOT / "source", course / "source")
     config = (ROOT / "nbgrader_config.py").read_text() + TA_SETTINGS
     (course / "nbgrader_config.py").write_text(config)
-    nbgrader(course, "db", "assignment", "add", ASSIGNMENT, f"--duedate={DUE}")
-    nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+    grading = GradingConfig.load(course)
+    run_converter(nbgrader_converter(GenerateAssignment, grading, {
+        "CourseDirectory.assignment_id": ASSIGNMENT, "GenerateAssignment.force": True,
+    }), "generate_assignment")
+    with grading.gradebook() as gradebook:
+        gradebook.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
     for student, (sample_id, stamp) in STUDENTS.items():
         sample = load_sample(ROOT / "samples" / f"{sample_id}.py", notebook_names(ROOT))
         folder = course / "submitted" / student / ASSIGNMENT
@@ -94,13 +104,18 @@ def make_class(course: Path) -> Path:
     return course
 
 
+@pytest.fixture(scope="module")
+def the_class(tmp_path_factory) -> Path:
+    return make_class(tmp_path_factory.mktemp("class").resolve() / "course")
+
+
 def scores(course: Path) -> dict[tuple[str, str], float]:
     return {(s.student, s.notebook): s.score for s in read_scores(course)}
 
 
 @pytest.fixture(scope="module")
-def by_make_grade(tmp_path_factory):
-    course = make_class(tmp_path_factory.mktemp("make-grade").resolve() / "course")
+def by_make_grade(tmp_path_factory, the_class):
+    course = shutil.copytree(the_class, tmp_path_factory.mktemp("make-grade").resolve() / "c")
     done = subprocess.run([sys.executable, "-m", "mlmcourse", "grade", "--workers", "2"],
                           cwd=course, env=course_env(ROOT), capture_output=True, text=True,
                           timeout=900)
@@ -109,8 +124,8 @@ def by_make_grade(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def by_nbgrader(tmp_path_factory):
-    course = make_class(tmp_path_factory.mktemp("nbgrader").resolve() / "course")
+def by_nbgrader(tmp_path_factory, the_class):
+    course = shutil.copytree(the_class, tmp_path_factory.mktemp("nbgrader").resolve() / "c")
     submitted = {path: path.read_bytes() for path in (course / "submitted").rglob("*") if
                  path.is_file()}
     done = nbgrader(course, "autograde", ASSIGNMENT, "--force")
@@ -132,16 +147,19 @@ def test_nbgrader_autograde_gives_the_same_scores(by_nbgrader, by_make_grade):
 
 
 @pytest.mark.slow
-def test_make_check_reads_the_course_limits(by_make_grade):
-    """`make check` in the course (the copy with the TA's limits) scores as the others do."""
+def test_make_check_reads_the_course_limits(by_make_grade, monkeypatch, capsys):
+    """`make check` (its command line, run in the course with the TA's lower memory limit) scores
+    the notebook the limit bites as the other ways in do."""
+    from mlmcourse import cli
+
     course = by_make_grade["course"]
-    for student in ("c_big_buffer", "a_pasted"):
-        notebook = course / "submitted" / student / ASSIGNMENT / f"{FIRST}.ipynb"
-        done = subprocess.run([sys.executable, "-m", "mlmcourse", "check", str(notebook)],
-                              cwd=course, env=course_env(ROOT), capture_output=True, text=True,
-                              timeout=600)
-        want = DESERVED[(student, FIRST)]
-        assert f"score: {want:g} / {full(FIRST):g}" in done.stdout, done.stdout[-3000:]
+    monkeypatch.chdir(course)
+    monkeypatch.delenv("MLMCOURSE_ROOT", raising=False)
+    notebook = course / "submitted" / "c_big_buffer" / ASSIGNMENT / f"{FIRST}.ipynb"
+    cli.main(["check", str(notebook)])
+    want = DESERVED[("c_big_buffer", FIRST)]
+    shown = capsys.readouterr().out
+    assert f"score: {want:g} / {full(FIRST):g}" in shown, shown[-3000:]
 
 
 @pytest.mark.slow
