@@ -113,6 +113,18 @@ def scores(course: Path) -> dict[tuple[str, str], float]:
     return {(s.student, s.notebook): s.score for s in read_scores(course)}
 
 
+def comments(course: Path) -> dict[tuple[str, str, str], str | None]:
+    """(student, notebook, answer cell) -> nbgrader's automatic comment ("No response.")."""
+    found = {}
+    with GradingConfig.load(course).gradebook() as gradebook:
+        for student in STUDENTS:
+            for name in notebook_names(ROOT):
+                notebook = gradebook.find_submission_notebook(name, ASSIGNMENT, student)
+                for comment in notebook.comments:
+                    found[(student, name, comment.name)] = comment.auto_comment
+    return found
+
+
 @pytest.fixture(scope="module")
 def by_make_grade(tmp_path_factory, the_class):
     course = shutil.copytree(the_class, tmp_path_factory.mktemp("make-grade").resolve() / "c")
@@ -120,7 +132,8 @@ def by_make_grade(tmp_path_factory, the_class):
                           cwd=course, env=course_env(ROOT), capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr[-6000:]
-    return {"course": course, "log": done.stderr, "scores": scores(course)}
+    return {"course": course, "log": done.stderr, "scores": scores(course),
+            "comments": comments(course)}
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +143,7 @@ def by_nbgrader(tmp_path_factory, the_class):
                  path.is_file()}
     done = nbgrader(course, "autograde", ASSIGNMENT, "--force")
     return {"course": course, "log": done.stdout + done.stderr, "scores": scores(course),
-            "submitted": submitted}
+            "comments": comments(course), "submitted": submitted}
 
 
 @pytest.mark.slow
@@ -144,6 +157,16 @@ def test_nbgrader_autograde_gives_the_same_scores(by_nbgrader, by_make_grade):
     got = {key: by_nbgrader["scores"].get(key) for key in DESERVED}
     assert got == DESERVED
     assert by_nbgrader["scores"] == by_make_grade["scores"]
+
+
+@pytest.mark.slow
+def test_no_response_is_decided_alike(by_nbgrader, by_make_grade):
+    """"No response." by one rule: an unreadable notebook's answers read as left, a right one's
+    not, and a notebook not handed in gets no comment, through either path."""
+    got = by_make_grade["comments"]
+    assert got == by_nbgrader["comments"]
+    assert got[("d_truncated", FIRST, "make_mlm_inputs")] == "No response."
+    assert got[("a_pasted", FIRST, "make_mlm_inputs")] is None
 
 
 @pytest.mark.slow
@@ -242,3 +265,36 @@ def read_scores_of(config: GradingConfig, student: str) -> list[float]:
         nb = gradebook.find_submission_notebook("nb", ASSIGNMENT, student)
         return [max(0.0, nb.score - (nb.late_submission_penalty or 0.0))]
 
+
+
+def test_no_response_is_one_rule_for_both_paths():
+    """`results.unanswered` decides "No response."; under nbgrader, `answer_checksums` makes
+    SaveAutoGrades' checksum comparison say exactly the same (a left answer with blank lines
+    added still reads as left, on both paths)."""
+    import copy
+
+    from nbgrader.utils import compute_checksum
+
+    from mlmcourse.course.cells import grade_id, is_solution
+    from mlmcourse.grader.nbgrader_plugin import answer_checksums
+    from mlmcourse.grader.results import unanswered
+
+    source = nbio.read(ROOT / "source" / ASSIGNMENT / f"{FIRST}.ipynb")
+    release = nbio.read(ROOT / "release" / ASSIGNMENT / f"{FIRST}.ipynb")
+    [gid] = [grade_id(cell) for cell in release.cells if is_solution(cell)]
+
+    def with_answer(edit):
+        nb = copy.deepcopy(release)
+        for cell in nb.cells:
+            if is_solution(cell):
+                cell.source = edit(cell.source)
+        return nb
+
+    cases = [(release, {gid}), (with_answer(lambda text: "\n" + text + "\n\n"), {gid}),
+             (with_answer(lambda text: "x = 1"), set())]
+    for nb, want in cases:
+        assert unanswered(nb, source) == want
+        answer_checksums(nb, want)
+        said = {grade_id(cell) for cell in nb.cells if is_solution(cell)
+                and cell.metadata.nbgrader.get("checksum") == compute_checksum(cell)}
+        assert said == want

@@ -50,7 +50,7 @@ from mlmcourse.grader.config import (
     use_sandbox_mode,
 )
 from mlmcourse.grader.limits import Limits
-from mlmcourse.grader.rebuild import MAX_NOTEBOOK_BYTES
+from mlmcourse.grader.rebuild import MAX_NOTEBOOK_BYTES, trusted_notebooks
 from mlmcourse.grader.results import unanswered
 
 COURSE_FILES = ("source",)  # what the engine reads of the course
@@ -370,7 +370,7 @@ def record(gradebook, root: Path, outcome: Outcome, notebooks: dict | None = Non
             grade.auto_score = float(test.points) if test is not None else 0.0
             # as nbgrader's SaveAutoGrades: a TA's manual score keeps the cell up for review
             grade.needs_manual_grade = grade.manual_score is not None
-        unanswered = _unanswered(notebooks.get(notebook.name), root, notebook.name)
+        unanswered = _unanswered(notebooks.get(notebook.name), root, notebook.name, student)
         for comment in submitted.comments:
             comment.auto_comment = "No response." if comment.name in unanswered else None
     gradebook.db.commit()
@@ -393,12 +393,19 @@ def assign_late_penalties(config: GradingConfig, student: str, notebooks: list[s
         assigner.preprocess(v4.new_notebook(), resources)
 
 
-def _unanswered(graded, root: Path, name: str) -> set[str]:
+def _unanswered(graded, root: Path, name: str, student: str) -> set[str]:
     """Solution cells the student left as released (nbgrader says 'No response.'): the one rule,
-    `results.unanswered`, that EngineExecute also applies under nbgrader."""
+    `results.unanswered`, that EngineExecute also applies under nbgrader. A notebook handed in
+    but unreadable counts as the release (every answer left), as nbgrader's path grades it
+    (`nbgrader_plugin.SubmissionExporter`); one not handed in gets no comment (nbgrader leaves
+    those alone)."""
+    source = _source_notebook(root / "source" / ASSIGNMENT / f"{name}.ipynb")
     if graded is None:
-        return set()
-    return unanswered(graded, _source_notebook(root / "source" / ASSIGNMENT / f"{name}.ipynb"))
+        handed_in = root / "submitted" / student / ASSIGNMENT / f"{name}.ipynb"
+        if not handed_in.is_file():
+            return set()
+        graded, _ = trusted_notebooks(source, None)
+    return unanswered(graded, source)
 
 
 def _source_notebook(path: Path):
