@@ -7,12 +7,16 @@
   package and the same Python environment, nothing else: no shared file system);
 - each task is one submission through the grading engine (`grader.engine.grade_submission`)
   in a scratch folder of its own on the worker. The task gets copies of the course files the
-  engine reads (`source/`) and of the student's submitted files, as bytes;
-  it never sees the course directory, the gradebook or any other student's files;
+  engine reads (`source/`) and of the student's notebooks of the series, as bytes (nothing else
+  of the submission folder is read); it never sees the course directory, the gradebook or any
+  other student's files. A submission is read just before its task is submitted, at most
+  `in_flight_limit` (two per worker) ahead of those graded: the class's files are never all in
+  memory at once;
 - results (a score per test cell, the autograded notebooks as bytes) come back to ONE
   coordinator, this process, the only writer of the gradebook (nbgrader's `Gradebook` API:
-  submissions and each grade's `auto_score`) and of `autograded/<student>/bert_mlm/`, as each
-  task finishes, with its progress on stderr (a bar on a terminal, else a line per student).
+  submissions, each grade's `auto_score`, "No response." by `results.unanswered`, and the late
+  penalty by nbgrader's own `AssignLatePenalties`) and of `autograded/<student>/bert_mlm/`, as
+  each task finishes, with its progress on stderr (a bar on a terminal, else a line per student).
   `mlmcourse.grader.grading.autograde` then runs nbgrader's `generate_feedback` once for the
   graded students.
 
