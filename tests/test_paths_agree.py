@@ -230,6 +230,19 @@ def test_grading_settings_are_read_once_for_every_way_in(tmp_path):
     assert EngineExecute(config=config.nbgrader).limits() == want
 
 
+def test_grading_settings_from_nbgraders_command_line():
+    """`nbgrader autograde --Grading.memory_bytes=...` (or the older --EngineExecute.<limit>):
+    the command line's strings take each setting's type."""
+    from traitlets.config.loader import KVArgParseConfigLoader
+
+    from mlmcourse.grader.config import grading_settings
+    from mlmcourse.grader.limits import Limits
+
+    loaded = KVArgParseConfigLoader(["--Grading.memory_bytes=805306368",
+                                     "--EngineExecute.call_timeout_s=4"]).load_config()
+    assert grading_settings(loaded).limits() == Limits(memory_bytes=805306368, call_timeout_s=4)
+
+
 def test_a_misspelt_setting_is_an_error(tmp_path):
     write_config(tmp_path, "c.Grading.call_timeout = 5")
     with pytest.raises(ValueError, match="c.Grading.call_timeout"):
