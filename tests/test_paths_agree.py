@@ -195,9 +195,11 @@ def test_the_late_policy_reaches_the_export(by_make_grade):
 
 
 @pytest.mark.slow
-def test_the_ta_is_told_of_pasted_cells(by_make_grade, by_nbgrader):
+def test_the_ta_is_told_of_pasted_cells_and_late_penalties(by_make_grade, by_nbgrader):
     for log in (by_make_grade["log"], by_nbgrader["log"]):
         assert f"a_pasted/{FIRST}: {PASTED_NOTE}" in log, log[-3000:]
+    assert f"b_late: {full(FIRST):g} / " in by_make_grade["log"]
+    assert f"(late: -{full(FIRST):g})" in by_make_grade["log"], by_make_grade["log"][-3000:]
 
 
 @pytest.mark.slow

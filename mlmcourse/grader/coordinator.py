@@ -260,10 +260,11 @@ class Progress:
     def close(self) -> None:
         self.bar.close()
 
-    def graded(self, outcome: Outcome) -> None:
+    def graded(self, outcome: Outcome, late_penalty: float = 0.0) -> None:
         got = sum(result.score for result in outcome.results)
         out_of = sum(result.max_score for result in outcome.results)
-        self._step(f"{outcome.student}: {got:g} / {out_of:g}")
+        late = f" (late: -{late_penalty:g})" if late_penalty else ""
+        self._step(f"{outcome.student}: {got:g} / {out_of:g}{late}")
 
     def failed(self, student: str, why: str) -> None:
         first_line = (why.strip().splitlines() or ["?"])[0]
@@ -395,6 +396,13 @@ def assign_late_penalties(config: GradingConfig, student: str, notebooks: list[s
         resources = {"nbgrader": {"notebook": name, "assignment": ASSIGNMENT,
                                   "student": student, "db_url": config.db_url}}
         assigner.preprocess(v4.new_notebook(), resources)
+
+
+def late_penalty(gradebook, student: str) -> float:
+    """The late penalty the gradebook holds for the student's submission (assign_late_penalties
+    wrote it through a connection of its own: this session's copy is refreshed first)."""
+    gradebook.db.expire_all()
+    return float(gradebook.find_submission(ASSIGNMENT, student).late_submission_penalty or 0.0)
 
 
 def _unanswered(graded, root: Path, name: str, student: str) -> set[str]:
@@ -529,7 +537,7 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
                 assign_late_penalties(config, student, assignment_notebooks)
                 log_notes(outcome)
                 report.outcomes[student] = outcome
-                shown.graded(outcome)
+                shown.graded(outcome, late_penalty(gradebook, student))
             future.release()
 
 
