@@ -412,6 +412,8 @@ def _unanswered(graded, root: Path, name: str, student: str) -> set[str]:
     (`nbgrader_plugin.SubmissionExporter`); one not handed in gets no comment (nbgrader leaves
     those alone)."""
     source = _source_notebook(root / "source" / ASSIGNMENT / f"{name}.ipynb")
+    if source is None:  # a notebook the gradebook knows and source/ no longer has
+        return set()
     if graded is None:
         handed_in = root / "submitted" / student / ASSIGNMENT / f"{name}.ipynb"
         if not handed_in.is_file():
@@ -421,8 +423,11 @@ def _unanswered(graded, root: Path, name: str, student: str) -> set[str]:
 
 
 def _source_notebook(path: Path):
-    """The instructor's notebook (read once per file version)."""
-    key = (str(path), path.stat().st_mtime_ns)
+    """The instructor's notebook (read once per file version); None when there is none."""
+    try:
+        key = (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return None
     if key not in _SOURCE_CACHE:
         _SOURCE_CACHE[key] = nbio.read(path)
     return _SOURCE_CACHE[key]
