@@ -20,12 +20,28 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # notebook from source/ (mlmcourse/grader/rebuild.py), so the helpers are there when it runs.
 c.ClearHiddenTests.enforce_metadata = False
 
+# Grading: one configuration for every way in (`make grade`, `make check` inside the course,
+# `nbgrader autograde`, the formgrader's Autograde button). `c.Grading` (mlmcourse.grader.config.
+# Grading) holds the limits of the student's code and the sandbox mode; the defaults are these:
+# c.Grading.call_timeout_s = 30.0     # seconds one call of a student's function may take
+# c.Grading.student_time_s = 120.0    # seconds of the student's code in one notebook, in all
+# c.Grading.cell_timeout_s = 120.0    # seconds one cell of the trusted kernel may take
+# c.Grading.memory_bytes = 2 << 30    # memory the student's code may allocate
+# c.Grading.cpu_seconds = 120         # CPU seconds of one worker process
+# c.Grading.worker_cpus = 1.0         # CPUs' worth of time a worker and its children may use
+# c.Grading.worker_tasks = 64         # processes and threads a worker and its children may have
+# c.Grading.sandbox = ""              # auto (""), namespaces or unsafe-no-sandbox; the
+#                                     # MLMCOURSE_SANDBOX environment variable wins
+# (The older spelling c.EngineExecute.<limit> still holds, on every path; c.Grading wins.)
+# The late policy is nbgrader's own, and `make grade` applies it as `nbgrader autograde` does:
+# c.LateSubmissionPlugin.penalty_method = "zero"   # nbgrader's default: "none"
+# (the due date: `nbgrader db assignment add bert_mlm --duedate=...`, or the formgrader).
+
 # Grading through nbgrader (`nbgrader autograde`, the formgrader's Autograde button) uses the
 # course's grading engine in place of nbgrader's `Execute`: `Execute` runs the student's code in
 # the grader's own kernel, where one hostile submission rewrote the gradebook (24 / 24 for every
 # student). The engine runs it sandboxed, the hidden tests in a trusted kernel, and gives the
-# scores `make grade` gives. nbgrader's other steps stay as nbgrader has them. (Limits:
-# c.EngineExecute.cell_timeout_s, memory_bytes, cpu_seconds, call_timeout_s, student_time_s.)
+# scores `make grade` gives. nbgrader's other steps stay as nbgrader has them.
 c.Autograde.autograde_preprocessors = [
     "mlmcourse.grader.nbgrader_plugin.EngineExecute",
     "nbgrader.preprocessors.IgnorePattern",
@@ -35,6 +51,19 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+# A submission is resolved as the engine resolves it, and one student's file cannot stop the
+# class: a pasted answer cell (two cells with one grade_id) counts by its last copy, as the
+# kernel ran it (nbgrader's DeduplicateIds would leave the first copy with empty metadata and
+# then fail the assignment, and `nbgrader autograde` stop, on it); a notebook that cannot be read
+# is graded as not handed in, and the student's other notebooks are graded.
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "mlmcourse.grader.nbgrader_plugin.LastCopyOfEachCell",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.Autograde.exporter_class = "mlmcourse.grader.nbgrader_plugin.SubmissionExporter"
 
 # `nbgrader export` (and `make grade`, through the same plugin) writes the grades for the
 # school's system here: nbgrader's default, grades.csv, is `make grade`'s per-notebook table.

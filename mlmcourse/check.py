@@ -3,7 +3,9 @@
 The notebook goes through the same engine as the TA's grading (:mod:`mlmcourse.grader.engine`): the
 tests come from ``source/``, the learner's answer cells run in a sandboxed worker, and the
 learner's file is only read (its sibling notebooks too, for the notebooks that load functions
-from earlier ones).
+from earlier ones). The limits and the sandbox mode are the course's (`c.Grading` in its
+nbgrader_config.py, `mlmcourse.grader.config.course_settings`), as for `make grade` and
+`nbgrader autograde`: the same notebook gets the same score on every way in.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from mlmcourse.course import nbio
 from mlmcourse.course.headings import check_headings
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader.config import course_settings
 from mlmcourse.grader.engine import grade_submission
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.results import NotebookResult, TestResult
@@ -30,16 +33,20 @@ __all__ = ["STUDENT", "TestResult", "all_passed", "check_names", "check_notebook
 
 
 def check_result(root: Path, notebook: Path, limits: Limits | None = None) -> NotebookResult:
-    """Grade one learner notebook (its folder is read as the submission, never written)."""
+    """Grade one learner notebook (its folder is read as the submission, never written), under
+    `limits` (default: the course's `c.Grading` limits)."""
     notebook = Path(notebook)
     name = notebook.stem
     if name not in notebook_names(root):
         series = ", ".join(notebook_names(root))
         raise ValueError(f"{notebook.name} is not a notebook of this series ({series})")
+    settings = course_settings(Path(root))
+    settings.apply_sandbox_mode()
+    limits = limits or settings.limits()
     with tempfile.TemporaryDirectory(prefix="mlm-check-") as scratch:
         def grade() -> list[NotebookResult]:
             return grade_submission(Path(root), STUDENT, notebook.resolve().parent,
-                                    Path(scratch), limits or Limits(), notebooks=[name])
+                                    Path(scratch), limits, notebooks=[name])
 
         try:
             results = grade()

@@ -17,6 +17,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +31,7 @@ from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 from mlmcourse.grader.config import GradingConfig
 from mlmcourse.grader.grading import GradingError, autograde, read_scores
 
-FIRST = notebook_names(ROOT)[0]
+FIRST, SECOND = notebook_names(ROOT)[:2]
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
 
 
@@ -334,8 +336,76 @@ def test_links_in_a_submission_are_not_shipped(tmp_path):
     folder.mkdir(parents=True)
     (tmp_path / "gradebook.db").write_bytes(b"secret")
     (folder / f"{FIRST}.ipynb").write_text("{}")
-    (folder / "grades.ipynb").symlink_to(tmp_path / "gradebook.db")
-    assert submission_files(tmp_path, "sneaky") == {f"{FIRST}.ipynb": b"{}"}
+    (folder / f"{SECOND}.ipynb").symlink_to(tmp_path / "gradebook.db")
+    assert submission_files(tmp_path, "sneaky", [FIRST, SECOND]) == {f"{FIRST}.ipynb": b"{}"}
+
+
+def test_only_the_series_notebooks_travel_and_a_few_submissions_at_a_time(tmp_path, monkeypatch):
+    """Junk beside a notebook (any name, a stray .ipynb too) is never read nor shipped, and the
+    coordinator holds at most `in_flight_limit` submissions' files at once (issue 18: 300 MB of
+    junk beside a correct notebook took 48 s and 2.49 GB)."""
+    from distributed import Client, LocalCluster
+
+    from mlmcourse.grader import coordinator
+
+    root = tmp_path.resolve()
+    shutil.copytree(ROOT / "source", root / "source")
+    shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    students = [f"s{index}" for index in range(8)]
+    for student in students:
+        folder = root / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        (folder / f"{FIRST}.ipynb").write_text("{}")
+        with open(folder / "junk.bin", "wb") as junk:  # 64 MiB, sparse: costs no disk
+            junk.truncate(64 << 20)
+        (folder / "notes.ipynb").write_bytes(b"x" * 1000)
+    events, opened = _EVENTS, []
+    events.clear()
+
+    def spy_open(path, *args, **kwargs):
+        if "submitted" in Path(path).parts:
+            opened.append(Path(path).name)
+        return open(path, *args, **kwargs)
+
+    reading = coordinator.submission_files
+
+    def spy_files(root, student, names=None):
+        with _LOCK:
+            events.append(("read", student))
+        return reading(root, student, names)
+
+    def gradebook_only(config):
+        with config.gradebook() as gradebook:
+            gradebook.update_or_create_assignment(ASSIGNMENT)
+
+    monkeypatch.setattr(coordinator, "open", spy_open, raising=False)
+    monkeypatch.setattr(coordinator, "grade_task", _fake_task)
+    monkeypatch.setattr(coordinator, "submission_files", spy_files)
+    monkeypatch.setattr(coordinator, "prepare_gradebook", gradebook_only)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        report = coordinator.grade_class(root, students, client=client, progress=False)
+    assert sorted(report.outcomes) == students and not report.failed
+    assert set(opened) == {f"{FIRST}.ipynb"}, "only the series' notebooks are read"
+    limit, read, done = coordinator.in_flight_limit(report.workers), 0, 0
+    for kind, _ in events:
+        read, done = read + (kind == "read"), done + (kind == "done")
+        assert read - done <= limit, f"{read} submissions read, only {done} graded: {events}"
+
+
+_EVENTS: list[tuple[str, str]] = []  # what the in-process cluster's fake task saw
+_LOCK = threading.Lock()
+
+
+def _fake_task(course, student, submitted, notebooks, limits, sandbox):
+    """A grading task that grades nothing (module level: Dask pickles it by reference)."""
+    from mlmcourse.grader import coordinator
+
+    assert set(submitted) == {f"{FIRST}.ipynb"}, sorted(submitted)
+    time.sleep(0.1)
+    with _LOCK:
+        _EVENTS.append(("done", student))
+    return coordinator.Outcome(student)
 
 
 # ---- PostgreSQL: a real server, started and stopped by the test ---------------------------------

@@ -3,8 +3,17 @@
 `GradingConfig.load(root)` reads the course's nbgrader_config.py once and resolves what a
 grading run needs: the gradebook's database URL (`--db-url`, else nbgrader_config.py's
 `c.CourseDirectory.db_url`, else SQLite in the course root), the course id, the `Limits` of
-the student's code, and where the work runs (local workers or a Dask scheduler). The run passes
-that one object down: `mlmcourse.cli` -> `grader.grading` -> `grader.coordinator`.
+the student's code and the sandbox mode (`Grading`, below: `c.Grading.*`), and where the work
+runs (local workers or a Dask scheduler). The run passes that one object down: `mlmcourse.cli`
+-> `grader.grading` -> `grader.coordinator`.
+
+One configuration for every way in: `Grading` (the section `c.Grading` of nbgrader_config.py)
+holds every limit of `Limits` and the sandbox mode; `make grade` (`GradingConfig.load`),
+`make check` (`mlmcourse.check`, inside a course) and nbgrader (`nbgrader autograde`, the
+formgrader: `nbgrader_plugin.EngineExecute`) all read it through `grading_settings`. The late
+policy stays where nbgrader keeps it (`c.LateSubmissionPlugin.penalty_method`,
+`c.AssignLatePenalties.plugin_class`); `make grade` applies it through nbgrader's own
+`AssignLatePenalties` (`grader.coordinator.assign_late_penalties`), as `nbgrader autograde` does.
 
 Below `grader.coordinator` and `grader.grading`, above nothing of the grader: nbgrader's
 converters run in-process through `nbgrader_converter` / `run_converter`, its command line
@@ -18,9 +27,12 @@ import copy
 import os
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from traitlets import Float, Integer, Unicode
+from traitlets.config import Configurable
 
 from mlmcourse.grader.limits import Limits
 
@@ -94,6 +106,90 @@ def course_id(root: Path, nbgrader_config: Any = None) -> str:
     return loaded.CourseDirectory.get("course_id") or DEFAULT_COURSE_ID
 
 
+# ---- the TA's grading settings: c.Grading.* --------------------------------------------------
+
+_DEFAULTS = Limits()
+SANDBOX_MODES = ("auto", "namespaces", "unsafe-no-sandbox")
+SANDBOX_VARIABLE = "MLMCOURSE_SANDBOX"
+# The older spelling of the limits (`c.EngineExecute.*`, read by nbgrader's path only before): still
+# honoured, on every path; `c.Grading` wins where both name a limit.
+LEGACY_SECTION = "EngineExecute"
+
+
+class Grading(Configurable):
+    """What a TA sets for grading in nbgrader_config.py, as `c.Grading.<name> = value`: every
+    limit of `mlmcourse.grader.limits.Limits` (what they mean is written there) and the sandbox
+    mode. `make grade`, `make check` and `nbgrader autograde` (and the formgrader) read it."""
+
+    cell_timeout_s = Float(_DEFAULTS.cell_timeout_s,
+                           help="Seconds one cell of the trusted kernel may run.").tag(config=True)
+    memory_bytes = Integer(_DEFAULTS.memory_bytes,
+                           help="Memory the student's code may allocate.").tag(config=True)
+    cpu_seconds = Integer(_DEFAULTS.cpu_seconds,
+                          help="CPU seconds of one worker process.").tag(config=True)
+    call_timeout_s = Float(_DEFAULTS.call_timeout_s,
+                           help="Seconds one call of student code may run.").tag(config=True)
+    student_time_s = Float(_DEFAULTS.student_time_s,
+                           help="Seconds of student code in one notebook.").tag(config=True)
+    worker_cpus = Float(_DEFAULTS.worker_cpus,
+                        help="CPUs' worth of time a worker and its children may use at once."
+                        ).tag(config=True)
+    worker_tasks = Integer(_DEFAULTS.worker_tasks,
+                           help="Processes and threads a worker and its children may have."
+                           ).tag(config=True)
+    sandbox = Unicode("", help="The sandbox mode (auto, namespaces or unsafe-no-sandbox) where "
+                               "the MLMCOURSE_SANDBOX environment variable sets none; '': auto."
+                      ).tag(config=True)
+
+    def limits(self) -> Limits:
+        return Limits(**{spec.name: getattr(self, spec.name) for spec in fields(Limits)})
+
+    def apply_sandbox_mode(self) -> None:
+        use_sandbox_mode(self.sandbox)
+
+
+def use_sandbox_mode(mode: str) -> None:
+    """Make this process's grading use the sandbox mode `mode` (c.Grading.sandbox; '': leave it).
+    An MLMCOURSE_SANDBOX in the environment wins: it is the operator's word for this one run.
+    Call it before the process's first grading starts its fork server."""
+    if mode and mode != "auto" and not os.environ.get(SANDBOX_VARIABLE):
+        os.environ[SANDBOX_VARIABLE] = mode
+
+
+def grading_settings(config: Any) -> Grading:
+    """The `Grading` settings of a loaded configuration (nbgrader_config.py, the command line):
+    `c.Grading`, over the older `c.EngineExecute` limits. A name that is no setting is an error
+    (a typo must not silently grade with the default), as is a sandbox mode that is none."""
+    from traitlets.config import Config
+
+    known = set(Grading.class_trait_names(config=True))
+    merged = Config()
+    if config is not None and LEGACY_SECTION in config:
+        limit_names = {spec.name for spec in fields(Limits)}
+        for name, value in config[LEGACY_SECTION].items():
+            if name in limit_names:
+                merged.Grading[name] = value
+    if config is not None and "Grading" in config:
+        unknown = sorted(set(config.Grading) - known)
+        if unknown:
+            raise ValueError(f"nbgrader_config.py: no such grading setting: "
+                             f"{', '.join('c.Grading.' + name for name in unknown)} "
+                             f"(the settings: {', '.join(sorted(known))})")
+        for name, value in config.Grading.items():
+            merged.Grading[name] = value
+    settings = Grading(config=merged)
+    if settings.sandbox and settings.sandbox not in SANDBOX_MODES:
+        raise ValueError(f"c.Grading.sandbox = {settings.sandbox!r} is not a mode: use "
+                         f"{', '.join(SANDBOX_MODES)}")
+    settings.limits()  # validated now, not when the first notebook is graded
+    return settings
+
+
+def course_settings(root: Path) -> Grading:
+    """The `Grading` settings of the course at `root` (its nbgrader_config.py)."""
+    return grading_settings(course_config(root))
+
+
 @dataclass(frozen=True)
 class GradingConfig:
     """Everything a grading run needs to know, resolved once (see `load`) and passed down."""
@@ -102,6 +198,7 @@ class GradingConfig:
     db_url: str  # absolute when SQLite
     course_id: str
     limits: Limits = field(default_factory=Limits)
+    sandbox: str = ""  # c.Grading.sandbox ('' : MLMCOURSE_SANDBOX, else auto)
     workers: int | None = None  # local grading processes (None: one per core)
     scheduler: str | None = None  # a Dask scheduler's address, instead of local workers
     nbgrader: Any = field(default=None, repr=False, compare=False)  # nbgrader_config.py, loaded
@@ -109,14 +206,17 @@ class GradingConfig:
     @classmethod
     def load(cls, root: Path, db_url: str | None = None, *, limits: Limits | None = None,
              workers: int | None = None, scheduler: str | None = None) -> GradingConfig:
-        """The configuration of the course at `root`: nbgrader_config.py is read here, once."""
+        """The configuration of the course at `root`: nbgrader_config.py is read here, once
+        (`limits`: these instead of its `c.Grading` limits)."""
         root = Path(root).resolve()
         loaded = course_config(root)
+        settings = grading_settings(loaded)
         return cls(
             root=root,
             db_url=gradebook_url(root, db_url, loaded),
             course_id=course_id(root, loaded),
-            limits=limits or Limits(),
+            limits=limits or settings.limits(),
+            sandbox=settings.sandbox,
             workers=workers,
             scheduler=scheduler,
             nbgrader=loaded,

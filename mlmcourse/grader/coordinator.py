@@ -7,12 +7,16 @@
   package and the same Python environment, nothing else: no shared file system);
 - each task is one submission through the grading engine (`grader.engine.grade_submission`)
   in a scratch folder of its own on the worker. The task gets copies of the course files the
-  engine reads (`source/`) and of the student's submitted files, as bytes;
-  it never sees the course directory, the gradebook or any other student's files;
+  engine reads (`source/`) and of the student's notebooks of the series, as bytes (nothing else
+  of the submission folder is read); it never sees the course directory, the gradebook or any
+  other student's files. A submission is read just before its task is submitted, at most
+  `in_flight_limit` (two per worker) ahead of those graded: the class's files are never all in
+  memory at once;
 - results (a score per test cell, the autograded notebooks as bytes) come back to ONE
   coordinator, this process, the only writer of the gradebook (nbgrader's `Gradebook` API:
-  submissions and each grade's `auto_score`) and of `autograded/<student>/bert_mlm/`, as each
-  task finishes, with its progress on stderr (a bar on a terminal, else a line per student).
+  submissions, each grade's `auto_score`, "No response." by `results.unanswered`, and the late
+  penalty by nbgrader's own `AssignLatePenalties`) and of `autograded/<student>/bert_mlm/`, as
+  each task finishes, with its progress on stderr (a bar on a terminal, else a line per student).
   `mlmcourse.grader.grading.autograde` then runs nbgrader's `generate_feedback` once for the
   graded students.
 
@@ -41,10 +45,17 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from mlmcourse.course import nbio
-from mlmcourse.course.layout import ASSIGNMENT
-from mlmcourse.grader.config import GradingConfig, nbgrader_converter, run_converter, tools_on_path
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader.config import (
+    GradingConfig,
+    nbgrader_converter,
+    run_converter,
+    tools_on_path,
+    use_sandbox_mode,
+)
 from mlmcourse.grader.limits import Limits
-from mlmcourse.grader.rebuild import MAX_NOTEBOOK_BYTES
+from mlmcourse.grader.rebuild import MAX_NOTEBOOK_BYTES, trusted_notebooks
+from mlmcourse.grader.results import unanswered
 
 COURSE_FILES = ("source",)  # what the engine reads of the course
 MAX_FILE_BYTES = MAX_NOTEBOOK_BYTES  # a larger submitted file is not shipped: the engine refuses it
@@ -119,9 +130,29 @@ def course_snapshot(root: Path) -> dict[str, bytes]:
     return files
 
 
-def submission_files(root: Path, student: str) -> dict[str, bytes]:
-    """The student's submitted files (top level of submitted/<student>/bert_mlm/), read only."""
-    return read_files(root / "submitted" / student / ASSIGNMENT, recursive=False)
+def submission_files(root: Path, student: str, names: list[str] | None = None
+                     ) -> dict[str, bytes]:
+    """The student's notebooks of the series (`names`, default: the course's), as bytes: only
+    `<name>.ipynb` files at the top of submitted/<student>/bert_mlm/ are read, regular files of at
+    most MAX_FILE_BYTES. Nothing else of the folder is read or shipped: a junk file beside a
+    notebook costs no memory and no transfer."""
+    folder = root / "submitted" / student / ASSIGNMENT
+    files: dict[str, bytes] = {}
+    if not folder.is_dir() or folder.is_symlink():
+        return files
+    for name in notebook_names(root) if names is None else names:
+        path = folder / f"{name}.ipynb"
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            continue
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) <= MAX_FILE_BYTES:
+            files[path.name] = data
+    return files
 
 
 class GraderFailure(RuntimeError):
@@ -132,10 +163,13 @@ class GraderFailure(RuntimeError):
 
 
 def grade_task(course: dict[str, bytes], student: str, submitted: dict[str, bytes],
-               notebooks: list[str] | None = None, limits: Limits | None = None) -> Outcome:
-    """Grade one submission on a worker, in a scratch folder removed afterwards."""
+               notebooks: list[str] | None = None, limits: Limits | None = None,
+               sandbox: str = "") -> Outcome:
+    """Grade one submission on a worker, in a scratch folder removed afterwards (`sandbox`: the
+    course's `c.Grading.sandbox`, where the worker's environment sets no mode)."""
     from mlmcourse.grader import engine
 
+    use_sandbox_mode(sandbox)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mlm-grade-") as tmp:
         scratch = Path(tmp)
@@ -226,10 +260,11 @@ class Progress:
     def close(self) -> None:
         self.bar.close()
 
-    def graded(self, outcome: Outcome) -> None:
+    def graded(self, outcome: Outcome, late_penalty: float = 0.0) -> None:
         got = sum(result.score for result in outcome.results)
         out_of = sum(result.max_score for result in outcome.results)
-        self._step(f"{outcome.student}: {got:g} / {out_of:g}")
+        late = f" (late: -{late_penalty:g})" if late_penalty else ""
+        self._step(f"{outcome.student}: {got:g} / {out_of:g}{late}")
 
     def failed(self, student: str, why: str) -> None:
         first_line = (why.strip().splitlines() or ["?"])[0]
@@ -340,41 +375,65 @@ def record(gradebook, root: Path, outcome: Outcome, notebooks: dict | None = Non
             grade.auto_score = float(test.points) if test is not None else 0.0
             # as nbgrader's SaveAutoGrades: a TA's manual score keeps the cell up for review
             grade.needs_manual_grade = grade.manual_score is not None
-        unanswered = _unanswered(notebooks.get(notebook.name), root, notebook.name)
+        unanswered = _unanswered(notebooks.get(notebook.name), root, notebook.name, student)
         for comment in submitted.comments:
             comment.auto_comment = "No response." if comment.name in unanswered else None
     gradebook.db.commit()
 
 
-def _unanswered(graded, root: Path, name: str) -> set[str]:
-    """Solution cells the student left as the release has them (nbgrader says 'No response.')."""
-    from mlmcourse.course.cells import cells_by_grade_id, is_solution
+def assign_late_penalties(config: GradingConfig, student: str, notebooks: list[str]) -> None:
+    """The course's late policy on one student's graded notebooks, by nbgrader's own
+    `AssignLatePenalties` with nbgrader_config.py's settings (`c.LateSubmissionPlugin.
+    penalty_method`, `c.AssignLatePenalties.plugin_class`), as `nbgrader autograde` runs it after
+    each notebook: the penalty (or none) goes into the gradebook beside the score, where the
+    formgrader, the score table and the export (`grades-lms.csv`) read it. Call it after the
+    student's scores are committed (it opens the gradebook itself, as under nbgrader)."""
+    from nbformat import v4
+    from nbgrader.preprocessors import AssignLatePenalties
 
-    if graded is None:
+    assigner = AssignLatePenalties(config=config.nbgrader_config())
+    for name in notebooks:
+        resources = {"nbgrader": {"notebook": name, "assignment": ASSIGNMENT,
+                                  "student": student, "db_url": config.db_url}}
+        assigner.preprocess(v4.new_notebook(), resources)
+
+
+def late_penalty(gradebook, student: str) -> float:
+    """The late penalty the gradebook holds for the student's submission (assign_late_penalties
+    wrote it through a connection of its own: this session's copy is refreshed first)."""
+    gradebook.db.expire_all()
+    return float(gradebook.find_submission(ASSIGNMENT, student).late_submission_penalty or 0.0)
+
+
+def _unanswered(graded, root: Path, name: str, student: str) -> set[str]:
+    """Solution cells the student left as released (nbgrader says 'No response.'): the one rule,
+    `results.unanswered`, that EngineExecute also applies under nbgrader. A notebook handed in
+    but unreadable counts as the release (every answer left), as nbgrader's path grades it
+    (`nbgrader_plugin.SubmissionExporter`); one not handed in gets no comment (nbgrader leaves
+    those alone)."""
+    source = _source_notebook(root / "source" / ASSIGNMENT / f"{name}.ipynb")
+    if source is None:  # a notebook the gradebook knows and source/ no longer has
         return set()
-    stubs = _release_solutions(root / "release" / ASSIGNMENT / f"{name}.ipynb")
-    return {
-        gid
-        for gid, cell in cells_by_grade_id(graded).items()
-        if is_solution(cell) and stubs.get(gid) == cell.source.strip()
-    }
+    if graded is None:
+        handed_in = root / "submitted" / student / ASSIGNMENT / f"{name}.ipynb"
+        if not handed_in.is_file():
+            return set()
+        graded, _ = trusted_notebooks(source, None)
+    return unanswered(graded, source)
 
 
-def _release_solutions(path: Path) -> dict[str, str]:
-    """{grade_id: source} of the release's solution cells (read once per file version)."""
+def _source_notebook(path: Path):
+    """The instructor's notebook (read once per file version); None when there is none."""
     try:
         key = (str(path), path.stat().st_mtime_ns)
     except OSError:
-        return {}
-    if key not in _RELEASE_CACHE:
-        from mlmcourse.course.cells import grade_id, is_solution
-
-        nb = nbio.read(path)
-        _RELEASE_CACHE[key] = {grade_id(c): c.source.strip() for c in nb.cells if is_solution(c)}
-    return _RELEASE_CACHE[key]
+        return None
+    if key not in _SOURCE_CACHE:
+        _SOURCE_CACHE[key] = nbio.read(path)
+    return _SOURCE_CACHE[key]
 
 
-_RELEASE_CACHE: dict[tuple[str, int], dict[str, str]] = {}
+_SOURCE_CACHE: dict[tuple[str, int], object] = {}
 
 
 def write_autograded(root: Path, outcome: Outcome, notebooks: dict | None = None) -> None:
@@ -439,21 +498,38 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
     # Shown at once, not after the gradebook is set up: a log must not stay empty meanwhile.
     shown = Progress(len(students), progress, workers=report.workers)
     [course] = client.scatter([course_snapshot(root)], broadcast=True)
-    futures = {
-        client.submit(grade_task, course, student, submission_files(root, student), notebooks,
-                      config.limits, key=f"grade-{student}-{time.monotonic_ns()}",
-                      pure=False): student
-        for student in students
-    }
+    series = notebook_names(root)
+    waiting = iter(students)
+    futures: dict = {}
+
+    def submit_next():
+        """The next submission's task, its notebooks read now: at most `in_flight_limit`
+        submissions' files are held at once, whatever the size of the class."""
+        student = next(waiting, None)
+        if student is None:
+            return None
+        future = client.submit(grade_task, course, student, submission_files(root, student, series),
+                               notebooks, config.limits, config.sandbox,
+                               key=f"grade-{student}-{time.monotonic_ns()}", pure=False)
+        futures[future] = student
+        return future
+
+    first = [future for future in (submit_next() for _ in range(in_flight_limit(report.workers)))
+             if future is not None]
     try:  # the workers start grading while this process sets up the gradebook
         prepare_gradebook(config)
     except BaseException:
-        client.cancel(list(futures))
+        client.cancel(first)
         shown.close()
         raise
     with config.gradebook() as gradebook, shown:
-        for future in as_completed(list(futures)):
-            student = futures[future]
+        assignment_notebooks = [nb.name for nb in gradebook.find_assignment(ASSIGNMENT).notebooks]
+        queue = as_completed(first)
+        for future in queue:
+            student = futures.pop(future)
+            following = submit_next()
+            if following is not None:
+                queue.add(following)
             try:
                 outcome = future.result()
             except Exception as err:  # noqa: BLE001  (the grader's failure, not the student's)
@@ -463,6 +539,30 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
                 graded = graded_notebooks(outcome)
                 write_autograded(root, outcome, graded)
                 record(gradebook, root, outcome, graded)
+                assign_late_penalties(config, student, assignment_notebooks)
+                log_notes(outcome)
                 report.outcomes[student] = outcome
-                shown.graded(outcome)
+                shown.graded(outcome, late_penalty(gradebook, student))
             future.release()
+
+
+def in_flight_limit(workers: int) -> int:
+    """How many submissions are shipped to the cluster at once: two per worker (one graded,
+    one waiting), so a worker never idles and the class's files are never all in memory."""
+    return max(2, 2 * workers)
+
+
+# The incidents the TA's log repeats (the student's doing, and they change what was graded), each
+# with how its line starts.
+NOTED = {"pasted": "", "tamper": "reached into the grader: "}
+
+
+def log_notes(outcome: Outcome) -> None:
+    """Tell the TA (stderr, the grading log) what the engine noted about a submission that is the
+    student's doing and changes what was graded: pasted answer cells, a reach into the grader."""
+    for result in outcome.results:
+        for incident in result.incidents:
+            lead = NOTED.get(incident.get("kind"))
+            if lead is not None:
+                print(f"{outcome.student}/{result.notebook}: {lead}{incident.get('detail', '')}",
+                      file=sys.stderr, flush=True)

@@ -64,7 +64,13 @@ from mlmcourse.course.cells import grade_id, has_tag, is_graded, points
 from mlmcourse.course.layout import ASSIGNMENT
 
 from .limits import Limits
-from .rebuild import copy_submission, read_submitted_notebook, trusted_notebooks, worker_cells
+from .rebuild import (
+    copy_submission,
+    read_submitted_notebook,
+    repeated_note,
+    trusted_notebooks,
+    worker_cells,
+)
 from .results import NotebookResult, TestResult, cell_result, failure_message, stderr_as_note
 from .slicing import skip_unneeded
 from .tamper import CLAIMS_TAG, Finding, scan_cells
@@ -354,7 +360,7 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     if not any(is_graded(cell) for cell in source_nb.cells):
         return _not_executed(name, graded, executed, course, student, started)
     run_dir = course / "run" / name
-    copy_submission(course / "submitted" / student / ASSIGNMENT, run_dir)
+    copy_submission(course / "submitted" / student / ASSIGNMENT, run_dir, sources)
     config_path = write_harness_config(name, sources, submitted, course)
     # Read on the trusted side, before the student's code runs: does it reach into the grader?
     findings = scan_cells(worker_cells(name, source_nb, student_nb)[0])
@@ -373,6 +379,9 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
         status = "crashed"
     elif status == "ok" and any(k.get("kind") in ("timeout", "budget") for k in kinds):
         status = "timeout"
+    pasted = repeated_note(student_nb)
+    if pasted:
+        kinds.append({"kind": "pasted", "detail": pasted})
     notes = [f"{k.get('kind')}: {k.get('detail')}" for k in kinds[:5]]
     detail = "; ".join([d for d in [detail, *notes] if d])
     out = course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
@@ -434,7 +443,7 @@ def grade_submission(course_root: Path, student: str, submission_dir: Path, scra
     sources = {n: nbio.read(course / "source" / ASSIGNMENT / f"{n}.ipynb")
                for n in sorted(p.stem for p in source_dir.glob("[0-9][0-9]_*.ipynb"))}
     copied = course / "submitted" / student / ASSIGNMENT
-    copy_submission(submission_dir, copied)
+    copy_submission(submission_dir, copied, sources)
     submitted = {n: read_submitted_notebook(copied / f"{n}.ipynb") for n in sources}
     results = []
     for name in names:

@@ -30,8 +30,9 @@ class Score:
 
     student: str
     notebook: str
-    score: float
+    score: float  # after the late penalty, as nbgrader's export counts it
     max_score: float
+    late_penalty: float = 0.0  # what the course's late policy took (nbgrader's gradebook)
 
 
 class GradingError(RuntimeError):
@@ -82,7 +83,8 @@ def autograde(
 
 # Incidents a TA should look at by hand (a crash or a timeout is the student's code failing, and
 # shows in the score; these say the grader was reached for, or could not grade).
-NEEDS_A_LOOK = {"tamper": "reached into the grader", "setup": "the grader's sandbox failed"}
+NEEDS_A_LOOK = {"tamper": "reached into the grader", "setup": "the grader's sandbox failed",
+                "pasted": "pasted answer cells"}
 
 
 def needs_a_look(outcome: coordinator.ClassOutcome) -> list[str]:
@@ -125,7 +127,8 @@ def generate_feedback(course: GradingConfig | Path, students: list[str]) -> None
 
 
 def read_scores(course: GradingConfig | Path) -> list[Score]:
-    """Scores of every autograded notebook, from the gradebook."""
+    """Scores of every autograded notebook, from the gradebook: the points less the late
+    penalty nbgrader's late policy recorded (`nbgrader export` subtracts it the same way)."""
     from nbgrader.api import MissingEntry
 
     config = GradingConfig.of(course)
@@ -138,7 +141,9 @@ def read_scores(course: GradingConfig | Path) -> list[Score]:
                     nb = gradebook.find_submission_notebook(name, ASSIGNMENT, student)
                 except MissingEntry:
                     continue
-                scores.append(Score(student, name, float(nb.score), float(nb.max_score)))
+                penalty = float(nb.late_submission_penalty or 0.0)
+                scores.append(Score(student, name, max(0.0, float(nb.score) - penalty),
+                                    float(nb.max_score), penalty))
     return scores
 
 
@@ -161,6 +166,13 @@ def score_table(scores: list[Score]) -> str:
             cells.append(f"{_fmt(score.score) + ' / ' + _fmt(score.max_score):>14}")
         total = f"{_fmt(got)} / {_fmt(out_of)}"
         lines.append(f"{student:<{width}}  " + "  ".join(cells) + f"  {total:>12}")
+    late = {}
+    for s in scores:
+        if s.late_penalty:
+            late[s.student] = late.get(s.student, 0.0) + s.late_penalty
+    if late:
+        lines.append("late (the course's late policy; the scores above are after it): " + ", ".join(
+            f"{student} -{_fmt(penalty)}" for student, penalty in sorted(late.items())))
     return "\n".join(lines)
 
 

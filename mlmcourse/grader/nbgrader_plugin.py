@@ -14,7 +14,14 @@ nbgrader has it and records the scores the engine decided: the same as `make gra
 What the engine reads: the course root and the student's submitted folder (its sibling notebooks
 too: notebook 04 imports the student's earlier answers), both from nbgrader's own
 `CourseDirectory`. Nothing there is written: the engine copies what it needs into a temporary
-scratch folder, removed afterwards.
+scratch folder, removed afterwards. Its limits and sandbox mode are the course's `c.Grading`
+settings (`grader.config.grading_settings`), the same `make grade` and `make check` read.
+
+Two more pieces make nbgrader resolve a submission as the engine does (nbgrader_config.py names
+them): `LastCopyOfEachCell` in place of nbgrader's `DeduplicateIds` (a pasted answer cell: the
+last copy counts, and the assignment is graded instead of failed), and `SubmissionExporter` (a
+notebook that cannot be read is graded as not handed in, and the student's other notebooks are
+graded, instead of the whole submission failing).
 """
 
 from __future__ import annotations
@@ -23,27 +30,33 @@ import tempfile
 from pathlib import Path
 
 import nbformat
+from nbconvert.exporters import NotebookExporter
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
-from nbgrader.utils import determine_grade
+from nbgrader.utils import compute_checksum, determine_grade
 from traitlets import Float, Integer
 
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded, is_solution
 from mlmcourse.course.layout import ASSIGNMENT
 
+from .config import grading_settings
 from .coordinator import as_recorded, portable_bytes
 from .engine import grade_submission
 from .limits import Limits
-from .rebuild import trusted_notebooks
-from .results import NotebookResult, TestResult, stderr_as_note
+from .rebuild import repeated_note, student_cells, trusted_notebooks
+from .results import NotebookResult, TestResult, stderr_as_note, unanswered
 
 _DEFAULTS = Limits()
 
 
 class EngineExecute(NbGraderPreprocessor):
-    """Grade one submitted notebook with the course's sandboxed engine (replaces `Execute`)."""
+    """Grade one submitted notebook with the course's sandboxed engine (replaces `Execute`).
+
+    Its limits are the course's `c.Grading` settings. The traits below are their older spelling,
+    `c.EngineExecute.<limit>`, kept so that a configuration or command line that uses it still
+    holds (on every path: `grading_settings` reads it); `c.Grading` wins where both are set."""
 
     cell_timeout_s = Float(_DEFAULTS.cell_timeout_s,
                            help="Seconds one cell of the trusted kernel may run.").tag(config=True)
@@ -57,9 +70,9 @@ class EngineExecute(NbGraderPreprocessor):
                            help="Seconds of student code in one notebook.").tag(config=True)
 
     def limits(self) -> Limits:
-        return Limits(cell_timeout_s=self.cell_timeout_s, memory_bytes=self.memory_bytes,
-                      cpu_seconds=self.cpu_seconds, call_timeout_s=self.call_timeout_s,
-                      student_time_s=self.student_time_s)
+        """The course's limits (`c.Grading`, or the older `c.EngineExecute`) as this run's
+        configuration (nbgrader_config.py and the command line) sets them."""
+        return grading_settings(self.config).limits()
 
     def preprocess(self, nb: nbformat.NotebookNode, resources: dict
                    ) -> tuple[nbformat.NotebookNode, dict]:
@@ -68,13 +81,15 @@ class EngineExecute(NbGraderPreprocessor):
         if assignment != ASSIGNMENT:
             raise ValueError(f"the grading engine grades the assignment {ASSIGNMENT!r} only, "
                              f"not {assignment!r}")
+        settings = grading_settings(self.config)
+        settings.apply_sandbox_mode()
         coursedir = self.course_directory()
         root = Path(coursedir.root)
         submission = Path(coursedir.format_path(coursedir.submitted_directory, student,
                                                 assignment))
         with tempfile.TemporaryDirectory(prefix="mlm-autograde-") as scratch:
-            results = grade_submission(root, student, submission, Path(scratch), self.limits(),
-                                       notebooks=[name])
+            results = grade_submission(root, student, submission, Path(scratch),
+                                       settings.limits(), notebooks=[name])
             if len(results) != 1:
                 raise ValueError(f"{name}.ipynb is not a notebook of the series in {root}")
             [result] = results
@@ -91,6 +106,8 @@ class EngineExecute(NbGraderPreprocessor):
         scores_as_nbgrader_reads_them(graded, result)
         with Gradebook(info["db_url"]) as gradebook:
             gradebook_checksums(graded, gradebook, name, assignment)
+        source = nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb")
+        answer_checksums(graded, unanswered(graded, source))
         return graded, resources
 
     def course_directory(self) -> CourseDirectory:
@@ -149,6 +166,20 @@ def failure_output(test: TestResult) -> nbformat.NotebookNode:
                                   traceback=[f"GradingError: {message}"])
 
 
+def answer_checksums(nb: nbformat.NotebookNode, left: set[str]) -> None:
+    """Each answer cell's checksum as nbgrader's SaveAutoGrades must read it to say what
+    `results.unanswered` decided (the one rule): "No response." exactly for the cells in `left`
+    (SaveAutoGrades compares the stored checksum with the cell's own)."""
+    for cell in nb.cells:
+        if not is_solution(cell):
+            continue
+        own = compute_checksum(cell)
+        if grade_id(cell) in left:
+            cell.metadata.nbgrader["checksum"] = own
+        elif cell.metadata.nbgrader.get("checksum") == own:
+            cell.metadata.nbgrader["checksum"] = "answered"
+
+
 def gradebook_checksums(nb: nbformat.NotebookNode, gradebook: Gradebook, notebook: str,
                         assignment: str) -> None:
     """Each cell's checksum from the gradebook, as nbgrader's OverwriteCells sets it: an
@@ -162,3 +193,70 @@ def gradebook_checksums(nb: nbformat.NotebookNode, gradebook: Gradebook, noteboo
         except MissingEntry:
             continue
         cell.metadata.nbgrader["checksum"] = source.checksum
+
+
+# ---- resolving a submission as the engine does --------------------------------------------------
+
+
+class LastCopyOfEachCell(NbGraderPreprocessor):
+    """nbgrader's `DeduplicateIds`, with the engine's rule and without failing the class.
+
+    A cell pasted in JupyterLab keeps its nbgrader metadata, so a submitted notebook may hold two
+    cells with one grade_id. nbgrader's DeduplicateIds keeps the last copy but leaves the others
+    with empty metadata, which its own CheckCellMetadata then takes for an old format: the
+    student's assignment fails, and `nbgrader autograde` stops the whole class there. Here the
+    earlier copies lose their nbgrader metadata altogether (they become plain cells, which
+    nbgrader leaves alone), so the last copy is the one nbgrader records, as the engine grades it
+    (`rebuild.student_cells`); the grading log names the pasted cells. A cell whose nbgrader
+    metadata nbgrader cannot read (another schema version, a broken field) likewise becomes a
+    plain cell here instead of stopping the class: the score comes from the engine, which reads
+    the submitted file itself. The submitted file is never changed (this works on nbgrader's copy).
+    """
+
+    def preprocess(self, nb: nbformat.NotebookNode, resources: dict
+                   ) -> tuple[nbformat.NotebookNode, dict]:
+        from nbgrader.nbgraderformat import MetadataValidator
+
+        where = _where(resources)
+        note = repeated_note(nb)
+        if note:
+            self.log.warning("%s: %s", where, note)
+        kept = {id(cell) for cell in student_cells(nb).values()}
+        validator = MetadataValidator()
+        for cell in nb.cells:
+            meta = cell.get("metadata", {})
+            if "nbgrader" not in meta:
+                continue
+            if grade_id(cell) is not None and id(cell) not in kept:
+                del meta["nbgrader"]  # an earlier copy of a pasted cell
+                continue
+            try:
+                validator.validate_cell(cell)
+            except Exception as err:  # noqa: BLE001  (any unreadable metadata: see above)
+                self.log.warning("%s: a cell's nbgrader metadata cannot be read (%s); it is "
+                                 "treated as a plain cell", where, str(err).splitlines()[0])
+                del meta["nbgrader"]
+        return nb, resources
+
+
+class SubmissionExporter(NotebookExporter):
+    """nbgrader's notebook exporter for `autograde`, which grades a notebook that cannot be read
+    as not handed in (0 points, as the engine and `make grade` give it) instead of failing: nbgrader
+    stops a student's whole submission at such a file and grades none of their other notebooks.
+    The stand-in is an empty notebook; `EngineExecute` then grades the submitted file itself and
+    finds it unreadable, as `make grade` does."""
+
+    def from_file(self, file_stream, resources=None, **kw):
+        try:
+            nb = nbformat.read(file_stream, as_version=4)
+        except Exception as err:  # noqa: BLE001  (truncated, not JSON, not UTF-8, not a notebook)
+            name = getattr(file_stream, "name", "the notebook")
+            self.log.warning("%s cannot be read as a notebook (%s: %s); it is graded as not "
+                             "handed in", name, type(err).__name__, str(err)[:200])
+            nb = nbformat.v4.new_notebook()
+        return self.from_notebook_node(nb, resources=resources, **kw)
+
+
+def _where(resources: dict) -> str:
+    info = (resources or {}).get("nbgrader", {})
+    return f"{info.get('student', '?')}/{info.get('notebook', '?')}"

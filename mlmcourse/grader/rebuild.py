@@ -19,6 +19,7 @@ import ast
 import copy
 import shutil
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 import nbformat
@@ -53,13 +54,19 @@ def read_submitted_notebook(path: Path) -> nbformat.NotebookNode | None:
         return None
 
 
-def copy_submission(submission_dir: Path, destination: Path) -> list[str]:
-    """Copy the notebooks of a submission: regular files only (no links), top level only."""
+def copy_submission(submission_dir: Path, destination: Path,
+                    names: Iterable[str] | None = None) -> list[str]:
+    """Copy the notebooks of a submission: regular files only (no links), top level only, and
+    only the series' notebooks when `names` (notebook names without .ipynb) says which: nothing
+    else of a submission folder is read (a junk file beside a notebook costs nothing)."""
     destination.mkdir(parents=True, exist_ok=True)
     copied = []
     if not submission_dir.is_dir():
         return copied
+    wanted = None if names is None else {f"{name}.ipynb" for name in names}
     for path in sorted(submission_dir.glob("*.ipynb")):
+        if wanted is not None and path.name not in wanted:
+            continue
         try:
             info = path.lstat()
         except OSError:
@@ -101,7 +108,12 @@ def defined_names(source: str) -> list[str]:
 
 
 def student_cells(student_nb: nbformat.NotebookNode | None) -> dict[str, nbformat.NotebookNode]:
-    """The student's cells that may replace a solution cell: the first cell of each grade_id."""
+    """The student's cells that may replace a solution cell: the LAST cell of each grade_id.
+
+    One rule on every path, nbgrader's: a cell pasted in JupyterLab keeps its nbgrader metadata,
+    so a notebook may hold two cells with one grade_id; the kernel ran the later one last, and
+    nbgrader's DeduplicateIds keeps the later one (`nbgrader_plugin.LastCopyOfEachCell` applies
+    this same rule where nbgrader sanitizes a submission)."""
     found: dict[str, nbformat.NotebookNode] = {}
     if student_nb is None:
         return found
@@ -110,9 +122,32 @@ def student_cells(student_nb: nbformat.NotebookNode | None) -> dict[str, nbforma
             gid = grade_id(cell)
         except AttributeError:
             continue
-        if isinstance(gid, str) and gid not in found:
+        if isinstance(gid, str):
             found[gid] = cell
     return found
+
+
+def repeated_cells(student_nb: nbformat.NotebookNode | None) -> dict[str, int]:
+    """{grade_id: how many cells carry it} for each grade_id the student's notebook holds more
+    than once (a pasted cell): the grading log names them; `student_cells` takes the last."""
+    counts: dict[str, int] = {}
+    for cell in (student_nb or {}).get("cells", []):
+        try:
+            gid = grade_id(cell)
+        except AttributeError:
+            continue
+        if isinstance(gid, str):
+            counts[gid] = counts.get(gid, 0) + 1
+    return {gid: count for gid, count in counts.items() if count > 1}
+
+
+def repeated_note(student_nb: nbformat.NotebookNode | None) -> str:
+    """One line for the TA about pasted cells ('' when there are none)."""
+    repeated = repeated_cells(student_nb)
+    if not repeated:
+        return ""
+    listed = ", ".join(f"{gid!r} ({count} copies)" for gid, count in sorted(repeated.items()))
+    return f"cells pasted with their nbgrader id: {listed}; the last copy of each was graded"
 
 
 def worker_cells(name: str, source_nb: nbformat.NotebookNode,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 
-from mlmcourse.course.cells import grade_id, source_text
+from mlmcourse.course.cells import grade_id, is_solution, release_stub, source_text
 
 STDERR_NOTE = "[stderr, shown here as a note: it costs no points]\n"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colour codes, as in tracebacks
@@ -38,7 +38,8 @@ class NotebookResult:
     detail: str = ""  # what happened, for the TA (crashes, timeouts, the sandbox in use)
     seconds: float = 0.0
     # What went wrong on the way, as data for the TA: [{"kind": ..., "detail": ...}], kinds
-    # 'timeout', 'budget', 'crash', 'setup' (the grader's), 'tamper' (reached into the grader).
+    # 'timeout', 'budget', 'crash', 'setup' (the grader's), 'tamper' (reached into the grader),
+    # 'pasted' (answer cells pasted with their nbgrader id: the last copy was graded).
     incidents: list[dict] = field(default_factory=list)
 
 
@@ -83,3 +84,23 @@ def stderr_as_note(cell) -> None:
                                          "text": STDERR_NOTE + source_text(output.get("text"))})
         outputs.append(output)
     cell["outputs"] = outputs
+
+
+NO_RESPONSE = "No response."  # nbgrader's comment on an answer cell left as released
+
+
+def unanswered(graded, source_nb) -> set[str]:
+    """The grade_ids of the answer cells the student left as the release has them: nbgrader's
+    "No response." The one rule, on every path: `make grade` writes the comment from it
+    (`grader.coordinator.record`), and under nbgrader `EngineExecute` sets each answer cell's
+    checksum from it, so that nbgrader's SaveAutoGrades (which compares checksums) says the
+    same. An answer is compared with the release's stub of the source cell, blank lines and
+    spaces at either end aside (an answer cell the student never handed in counts as left)."""
+    stubs = {grade_id(cell): release_stub(source_text(cell.get("source")),
+                                          cell.get("cell_type", "code")).strip()
+             for cell in source_nb.cells if is_solution(cell)}
+    return {
+        gid for cell in graded.cells
+        if is_solution(cell) and (gid := grade_id(cell)) in stubs
+        and source_text(cell.get("source")).strip() == stubs[gid]
+    }

@@ -1,0 +1,315 @@
+"""Every way in resolves a submission the same way, under one TA configuration.
+
+One small class, in two scratch copies of the course whose nbgrader_config.py a TA has edited
+(a lower memory limit with `c.Grading`, nbgrader's late policy "zero", a due date): one graded by
+`make grade` (`python -m mlmcourse grade`), the other by plain `nbgrader autograde bert_mlm`, and
+two notebooks also checked with `make check` in the course. Each student stands for one finding
+of issue 18, on the first notebook of the series (the truncated one hands in two):
+
+- a_pasted: a pasted answer cell (two cells with one grade_id; the last copy counts), graded
+  first, so that the students after it show the class is not stopped there;
+- b_late: the reference, two weeks late: the late policy takes every point on both paths;
+- c_big_buffer: a correct answer that reserves 1 GiB, past the TA's `memory_bytes` of 768 MiB
+  (full marks under the default 2 GiB: the sample's EXPECTED);
+- d_truncated: a truncated first notebook and a correct second one: 0 and full marks.
+
+(A memory limit, not a time limit, makes the configured limit bite: it costs no waiting and does
+not depend on the machine's load. Every limit travels the same way: `c.Grading` -> `Limits`.)
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, course_env
+
+from mlmcourse.build.samples import load_sample, reference_notebook, sample_notebook
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import total_points
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader.config import GradingConfig
+from mlmcourse.grader.grading import read_scores
+
+FIRST, SECOND = notebook_names(ROOT)[:2]
+TA_SETTINGS = """
+# A TA's edits (tests/test_paths_agree.py): lower limits, nbgrader's late policy.
+c.Grading.memory_bytes = 768 << 20
+c.LateSubmissionPlugin.penalty_method = "zero"
+"""
+DUE = "2026-01-10 17:00:00 UTC"
+ON_TIME = "2026-01-09 17:00:00.000000 UTC"
+TWO_WEEKS_LATE = "2026-01-24 17:00:00.000000 UTC"
+STUDENTS = {  # student -> (sample, timestamp)
+    "a_pasted": ("honest_pasted_answer", ON_TIME),
+    "b_late": ("reference", TWO_WEEKS_LATE),
+    "c_big_buffer": ("honest_big_buffer", ON_TIME),
+    "d_truncated": ("reference", ON_TIME),
+}
+PASTED_NOTE = "cells pasted with their nbgrader id"
+
+
+def full(name: str) -> float:
+    return total_points(nbio.read(ROOT / "source" / ASSIGNMENT / f"{name}.ipynb"))
+
+
+# What the TA's configuration makes each notebook worth (the same on every way in).
+DESERVED = {
+    ("a_pasted", FIRST): full(FIRST),  # the last copy, the right one
+    ("b_late", FIRST): 0.0,  # late: nbgrader's "zero" policy
+    ("c_big_buffer", FIRST): 0.0,  # its answer cell cannot allocate its buffer: nothing defined
+    ("d_truncated", FIRST): 0.0,  # cannot be read: as not handed in
+    ("d_truncated", SECOND): full(SECOND),
+}
+
+
+def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+    """Plain `nbgrader ...` in the course (its command line, as a TA types it)."""
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
+                          env=course_env(ROOT), capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, f"nbgrader {' '.join(args)}:\n{done.stdout}{done.stderr[-6000:]}"
+    return done
+
+
+def make_class(course: Path) -> Path:
+    """A scratch course with the TA's settings, its gradebook knowing the due date, and the
+    class's submissions (with nbgrader's timestamp.txt). nbgrader's generate_assignment runs
+    in-process (what `nbgrader generate_assignment` runs)."""
+    from nbgrader.converters import GenerateAssignment
+
+    from mlmcourse.grader.config import nbgrader_converter, run_converter
+
+    shutil.copytree(ROOT / "source", course / "source")
+    config = (ROOT / "nbgrader_config.py").read_text() + TA_SETTINGS
+    (course / "nbgrader_config.py").write_text(config)
+    grading = GradingConfig.load(course)
+    run_converter(nbgrader_converter(GenerateAssignment, grading, {
+        "CourseDirectory.assignment_id": ASSIGNMENT, "GenerateAssignment.force": True,
+    }), "generate_assignment")
+    with grading.gradebook() as gradebook:
+        gradebook.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+    for student, (sample_id, stamp) in STUDENTS.items():
+        sample = load_sample(ROOT / "samples" / f"{sample_id}.py", notebook_names(ROOT))
+        folder = course / "submitted" / student / ASSIGNMENT
+        nbio.write(sample_notebook(course, sample, FIRST), folder / f"{FIRST}.ipynb")
+        (folder / "timestamp.txt").write_text(stamp + "\n")
+    folder = course / "submitted" / "d_truncated" / ASSIGNMENT
+    whole = (folder / f"{FIRST}.ipynb").read_bytes()
+    (folder / f"{FIRST}.ipynb").write_bytes(whole[: len(whole) // 2])  # an upload cut short
+    nbio.write(reference_notebook(course, SECOND), folder / f"{SECOND}.ipynb")
+    return course
+
+
+@pytest.fixture(scope="module")
+def the_class(tmp_path_factory) -> Path:
+    return make_class(tmp_path_factory.mktemp("class").resolve() / "course")
+
+
+def scores(course: Path) -> dict[tuple[str, str], float]:
+    return {(s.student, s.notebook): s.score for s in read_scores(course)}
+
+
+def comments(course: Path) -> dict[tuple[str, str, str], str | None]:
+    """(student, notebook, answer cell) -> nbgrader's automatic comment ("No response.")."""
+    found = {}
+    with GradingConfig.load(course).gradebook() as gradebook:
+        for student in STUDENTS:
+            for name in notebook_names(ROOT):
+                notebook = gradebook.find_submission_notebook(name, ASSIGNMENT, student)
+                for comment in notebook.comments:
+                    found[(student, name, comment.name)] = comment.auto_comment
+    return found
+
+
+@pytest.fixture(scope="module")
+def by_make_grade(tmp_path_factory, the_class):
+    course = shutil.copytree(the_class, tmp_path_factory.mktemp("make-grade").resolve() / "c")
+    done = subprocess.run([sys.executable, "-m", "mlmcourse", "grade", "--workers", "2"],
+                          cwd=course, env=course_env(ROOT), capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr[-6000:]
+    return {"course": course, "log": done.stderr, "scores": scores(course),
+            "comments": comments(course)}
+
+
+@pytest.fixture(scope="module")
+def by_nbgrader(tmp_path_factory, the_class):
+    course = shutil.copytree(the_class, tmp_path_factory.mktemp("nbgrader").resolve() / "c")
+    submitted = {path: path.read_bytes() for path in (course / "submitted").rglob("*") if
+                 path.is_file()}
+    done = nbgrader(course, "autograde", ASSIGNMENT, "--force")
+    return {"course": course, "log": done.stdout + done.stderr, "scores": scores(course),
+            "comments": comments(course), "submitted": submitted}
+
+
+@pytest.mark.slow
+def test_make_grade_gives_what_the_ta_configured(by_make_grade):
+    got = {key: by_make_grade["scores"].get(key) for key in DESERVED}
+    assert got == DESERVED
+
+
+@pytest.mark.slow
+def test_nbgrader_autograde_gives_the_same_scores(by_nbgrader, by_make_grade):
+    got = {key: by_nbgrader["scores"].get(key) for key in DESERVED}
+    assert got == DESERVED
+    assert by_nbgrader["scores"] == by_make_grade["scores"]
+
+
+@pytest.mark.slow
+def test_no_response_is_decided_alike(by_nbgrader, by_make_grade):
+    """"No response." by one rule: an unreadable notebook's answers read as left, a right one's
+    not, and a notebook not handed in gets no comment, through either path."""
+    got = by_make_grade["comments"]
+    assert got == by_nbgrader["comments"]
+    assert got[("d_truncated", FIRST, "make_mlm_inputs")] == "No response."
+    assert got[("a_pasted", FIRST, "make_mlm_inputs")] is None
+
+
+@pytest.mark.slow
+def test_make_check_reads_the_course_limits(by_make_grade, monkeypatch, capsys):
+    """`make check` (its command line, run in the course with the TA's lower memory limit) scores
+    the notebook the limit bites as the other ways in do."""
+    from mlmcourse import cli
+
+    course = by_make_grade["course"]
+    monkeypatch.chdir(course)
+    monkeypatch.delenv("MLMCOURSE_ROOT", raising=False)
+    notebook = course / "submitted" / "c_big_buffer" / ASSIGNMENT / f"{FIRST}.ipynb"
+    cli.main(["check", str(notebook)])
+    want = DESERVED[("c_big_buffer", FIRST)]
+    shown = capsys.readouterr().out
+    assert f"score: {want:g} / {full(FIRST):g}" in shown, shown[-3000:]
+
+
+@pytest.mark.slow
+def test_the_late_policy_reaches_the_export(by_make_grade):
+    rows = {row["student_id"]: row for row in
+            csv.DictReader((by_make_grade["course"] / "grades-lms.csv").open())}
+    late = rows["b_late"]
+    assert float(late["raw_score"]) == full(FIRST) and float(late["score"]) == 0.0
+    assert float(rows["a_pasted"]["score"]) == full(FIRST)
+
+
+@pytest.mark.slow
+def test_the_ta_is_told_of_pasted_cells_and_late_penalties(by_make_grade, by_nbgrader):
+    for log in (by_make_grade["log"], by_nbgrader["log"]):
+        assert f"a_pasted/{FIRST}: {PASTED_NOTE}" in log, log[-3000:]
+    assert f"b_late: {full(FIRST):g} / " in by_make_grade["log"]
+    assert f"(late: -{full(FIRST):g})" in by_make_grade["log"], by_make_grade["log"][-3000:]
+
+
+@pytest.mark.slow
+def test_nbgrader_changes_no_submitted_file(by_nbgrader):
+    course = by_nbgrader["course"]
+    now = {path: path.read_bytes() for path in (course / "submitted").rglob("*") if path.is_file()}
+    assert now == by_nbgrader["submitted"]
+
+
+# ---- quick: the one configuration, read by every way in ----------------------------------------
+
+
+def write_config(root: Path, *lines: str) -> None:
+    (root / "nbgrader_config.py").write_text("c = get_config()\n" + "\n".join(lines) + "\n")
+
+
+def test_grading_settings_are_read_once_for_every_way_in(tmp_path):
+    from mlmcourse.grader.config import course_settings
+    from mlmcourse.grader.limits import Limits
+    from mlmcourse.grader.nbgrader_plugin import EngineExecute
+
+    write_config(tmp_path, "c.Grading.call_timeout_s = 5", "c.Grading.worker_tasks = 16",
+                 "c.EngineExecute.student_time_s = 40",  # the older spelling still holds
+                 "c.EngineExecute.call_timeout_s = 9",  # ... and c.Grading wins over it
+                 "c.Grading.sandbox = 'namespaces'")
+    want = Limits(call_timeout_s=5, student_time_s=40, worker_tasks=16)
+    config = GradingConfig.load(tmp_path)
+    assert config.limits == want and config.sandbox == "namespaces"
+    assert course_settings(tmp_path).limits() == want
+    assert EngineExecute(config=config.nbgrader).limits() == want
+
+
+def test_grading_settings_from_nbgraders_command_line():
+    """`nbgrader autograde --Grading.memory_bytes=...` (or the older --EngineExecute.<limit>):
+    the command line's strings take each setting's type."""
+    from traitlets.config.loader import KVArgParseConfigLoader
+
+    from mlmcourse.grader.config import grading_settings
+    from mlmcourse.grader.limits import Limits
+
+    loaded = KVArgParseConfigLoader(["--Grading.memory_bytes=805306368",
+                                     "--EngineExecute.call_timeout_s=4"]).load_config()
+    assert grading_settings(loaded).limits() == Limits(memory_bytes=805306368, call_timeout_s=4)
+
+
+def test_a_misspelt_setting_is_an_error(tmp_path):
+    write_config(tmp_path, "c.Grading.call_timeout = 5")
+    with pytest.raises(ValueError, match="c.Grading.call_timeout"):
+        GradingConfig.load(tmp_path)
+    write_config(tmp_path, "c.Grading.sandbox = 'none'")
+    with pytest.raises(ValueError, match="not a mode"):
+        GradingConfig.load(tmp_path)
+
+
+def test_the_late_policy_is_nbgraders_on_make_grades_path(tmp_path):
+    """`coordinator.assign_late_penalties` runs nbgrader's AssignLatePenalties with the course's
+    settings: a late submission loses its points under "zero", keeps them under "none"."""
+    from mlmcourse.grader.coordinator import assign_late_penalties
+
+    write_config(tmp_path)
+    with GradingConfig.load(tmp_path).gradebook() as gradebook:
+        gradebook.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+        gradebook.add_notebook("nb", ASSIGNMENT)
+        gradebook.add_grade_cell("t", "nb", ASSIGNMENT, max_score=3, cell_type="code")
+        gradebook.add_student("late")
+        gradebook.add_submission(ASSIGNMENT, "late", timestamp=TWO_WEEKS_LATE)
+        gradebook.find_grade("t", "nb", ASSIGNMENT, "late").auto_score = 3.0
+        gradebook.db.commit()
+    for method, want in (("zero", 0.0), ("none", 3.0), ("zero", 0.0)):
+        write_config(tmp_path, f"c.LateSubmissionPlugin.penalty_method = {method!r}")
+        config = GradingConfig.load(tmp_path)
+        assign_late_penalties(config, "late", ["nb"])
+        assert read_scores_of(config, "late") == [want], method
+
+
+def read_scores_of(config: GradingConfig, student: str) -> list[float]:
+    with config.gradebook() as gradebook:
+        nb = gradebook.find_submission_notebook("nb", ASSIGNMENT, student)
+        return [max(0.0, nb.score - (nb.late_submission_penalty or 0.0))]
+
+
+
+def test_no_response_is_one_rule_for_both_paths():
+    """`results.unanswered` decides "No response."; under nbgrader, `answer_checksums` makes
+    SaveAutoGrades' checksum comparison say exactly the same (a left answer with blank lines
+    added still reads as left, on both paths)."""
+    import copy
+
+    from nbgrader.utils import compute_checksum
+
+    from mlmcourse.course.cells import grade_id, is_solution
+    from mlmcourse.grader.nbgrader_plugin import answer_checksums
+    from mlmcourse.grader.results import unanswered
+
+    source = nbio.read(ROOT / "source" / ASSIGNMENT / f"{FIRST}.ipynb")
+    release = nbio.read(ROOT / "release" / ASSIGNMENT / f"{FIRST}.ipynb")
+    [gid] = [grade_id(cell) for cell in release.cells if is_solution(cell)]
+
+    def with_answer(edit):
+        nb = copy.deepcopy(release)
+        for cell in nb.cells:
+            if is_solution(cell):
+                cell.source = edit(cell.source)
+        return nb
+
+    cases = [(release, {gid}), (with_answer(lambda text: "\n" + text + "\n\n"), {gid}),
+             (with_answer(lambda text: "x = 1"), set())]
+    for nb, want in cases:
+        assert unanswered(nb, source) == want
+        answer_checksums(nb, want)
+        said = {grade_id(cell) for cell in nb.cells if is_solution(cell)
+                and cell.metadata.nbgrader.get("checksum") == compute_checksum(cell)}
+        assert said == want
