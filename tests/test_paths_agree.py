@@ -126,24 +126,43 @@ def comments(course: Path) -> dict[tuple[str, str, str], str | None]:
 
 
 @pytest.fixture(scope="module")
-def by_make_grade(tmp_path_factory, the_class):
-    course = shutil.copytree(the_class, tmp_path_factory.mktemp("make-grade").resolve() / "c")
-    done = subprocess.run([sys.executable, "-m", "mlmcourse", "grade", "--workers", "2"],
-                          cwd=course, env=course_env(ROOT), capture_output=True, text=True,
-                          timeout=900)
-    assert done.returncode == 0, done.stdout + done.stderr[-6000:]
-    return {"course": course, "log": done.stderr, "scores": scores(course),
+def both_runs(tmp_path_factory, the_class) -> dict:
+    """`make grade` and plain `nbgrader autograde`, each on a copy of the class, run at once
+    (nbgrader grades one student after another; the machine has two cores)."""
+    runs = {
+        "make grade": [sys.executable, "-m", "mlmcourse", "grade", "--workers", "1"],
+        "nbgrader": [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"],
+    }
+    started = {}
+    for name, command in runs.items():
+        course = shutil.copytree(the_class, tmp_path_factory.mktemp("run").resolve() / "c")
+        submitted = {path: path.read_bytes() for path in (course / "submitted").rglob("*")
+                     if path.is_file()}
+        process = subprocess.Popen(command, cwd=course, env=course_env(ROOT),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started[name] = (course, submitted, process)
+    done = {}
+    for name, (course, submitted, process) in started.items():
+        out, err = process.communicate(timeout=900)
+        assert process.returncode == 0, f"{name}:\n{out}{err[-6000:]}"
+        done[name] = {"course": course, "out": out, "err": err, "submitted": submitted}
+    return done
+
+
+@pytest.fixture(scope="module")
+def by_make_grade(both_runs):
+    run = both_runs["make grade"]
+    course = run["course"]
+    return {"course": course, "log": run["err"], "scores": scores(course),
             "comments": comments(course)}
 
 
 @pytest.fixture(scope="module")
-def by_nbgrader(tmp_path_factory, the_class):
-    course = shutil.copytree(the_class, tmp_path_factory.mktemp("nbgrader").resolve() / "c")
-    submitted = {path: path.read_bytes() for path in (course / "submitted").rglob("*") if
-                 path.is_file()}
-    done = nbgrader(course, "autograde", ASSIGNMENT, "--force")
-    return {"course": course, "log": done.stdout + done.stderr, "scores": scores(course),
-            "comments": comments(course), "submitted": submitted}
+def by_nbgrader(both_runs):
+    run = both_runs["nbgrader"]
+    course = run["course"]
+    return {"course": course, "log": run["out"] + run["err"], "scores": scores(course),
+            "comments": comments(course), "submitted": run["submitted"]}
 
 
 @pytest.mark.slow
