@@ -384,6 +384,18 @@ class _Worker:
         self.reply(reply, pack_tree({"grads": result}))
 
 
+def warm_up() -> None:
+    """Run, once in the zygote before it forks, what a worker's calls import lazily: torch's
+    printing of a tensor (it enters `_disable_current_modes`, which imports torch's mode
+    subclasses), a recorded call, an error's description. A worker then imports nothing on a
+    call: where its sandbox cannot see every file of the environment (the hub's copied
+    interpreter), such an import failed inside the student's call."""
+    repr(torch.zeros(1))
+    with _recording_ops(True):
+        torch.zeros(1) + 1
+    error_info(ValueError("warm-up"), ())
+
+
 def worker_main(sock: socket.socket, sandbox: str) -> None:
     torch.set_num_threads(1)
     if "matplotlib" in sys.modules:

@@ -430,6 +430,9 @@ def zygote_main(folder: str, watch: int) -> None:
     set_child_subreaper()  # orphans of workers (setsid() daemons) come back here to be reaped
     for name in PRELOAD:
         __import__(name)
+    from mlmcourse.grader import worker
+
+    worker.warm_up()  # what a worker's calls would import lazily, imported once here
     # Everything imported so far lives as long as the process: keep the collector off it (every
     # collection in a torch process would otherwise walk millions of objects), and let forked
     # children share those pages instead of copying them when the collector touches them.
