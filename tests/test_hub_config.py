@@ -149,6 +149,7 @@ def test_the_export_carries_the_roster_and_says_what_came_and_when(tmp_path, mon
     """`nbgrader export` on the hub (deploy/hub/mlmcourse_hub.py): names and e-mail, a row for a
     student who handed nothing in (submitted: no), late marks, times in UTC with their offset."""
     import csv
+    import os
     import sys
     from datetime import datetime, timedelta
 
@@ -156,8 +157,6 @@ def test_the_export_carries_the_roster_and_says_what_came_and_when(tmp_path, mon
 
     sys.path.insert(0, str(DEPLOY))
     from mlmcourse_hub import RosterCsvExport
-
-    import os
 
     monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
     due = datetime(2026, 12, 1, 12, 0, 0)

@@ -14,6 +14,7 @@ import grp
 import json
 import os
 import pwd
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -43,8 +44,10 @@ def unix_members(group: str) -> list[str]:
 
 
 # Local only: the proxy, the hub and every user's server listen on 127.0.0.1 (no TLS here).
-PUBLIC_URL = f"http://127.0.0.1:{port('PORT', 8000)}"
-c.JupyterHub.bind_url = PUBLIC_URL
+c.JupyterHub.bind_url = f"http://127.0.0.1:{port('PORT', 8000)}"
+# The address users' browsers use (behind a TLS proxy: https://hub.school.example); the staff's
+# servers let only their own lab at that address frame the formgrader.
+PUBLIC_URL = os.environ.get("MLMCOURSE_HUB_PUBLIC_URL", c.JupyterHub.bind_url).rstrip("/")
 c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{port('HUB_PORT', 8081)}"
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{port('API_PORT', 8001)}"
 c.ConfigurableHTTPProxy.command = [
@@ -162,8 +165,8 @@ def prepare_server(spawner) -> None:
     """The server's log file; for staff, the course folder and umask 007.
 
     TAs work in the course folder itself (the formgrader needs the course inside the server's
-    root, and a TA cannot list the instructor's home); staff share what they write there with
-    the group (umask 007)."""
+    root, and a TA cannot list the instructor's home; their server and terminals start there);
+    staff share what they write there with the group (umask 007)."""
     previous = getattr(spawner, "_mlmcourse_log", None)
     if previous is not None:
         previous.close()  # the last server's copy: that server has stopped
@@ -173,9 +176,13 @@ def prepare_server(spawner) -> None:
     spawner.notebook_dir = c.Spawner.notebook_dir
     if role(spawner) != "instructor":
         return
+    start = "umask 007"
     if spawner.user.name != COURSE["instructor"]:
+        # and in the course folder: a terminal opens where the server runs, and nbgrader
+        # commands there read the course's nbgrader_config.py
         spawner.notebook_dir = COURSE_DIR
-    spawner.cmd = ["/bin/sh", "-c", 'umask 007 && exec "$0" "$@"', *c.Spawner.cmd]
+        start = f"cd {shlex.quote(COURSE_DIR)} && {start}"
+    spawner.cmd = ["/bin/sh", "-c", f'{start} && exec "$0" "$@"', *c.Spawner.cmd]
 
 
 c.Spawner.pre_spawn_hook = prepare_server
