@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import runpy
 
-from conftest import ROOT
+from conftest import ROOT, copy_course, run_course
 from traitlets.config import Config
 
 DEPLOY = ROOT / "deploy" / "hub"
@@ -177,3 +177,17 @@ def test_the_export_carries_the_roster_and_says_what_came_and_when(tmp_path, mon
     assert (rows["bob"]["late"], rows["bob"]["seconds_late"]) == ("yes", "90")
     assert (rows["cat"]["submitted"], rows["cat"]["timestamp"], rows["cat"]["score"]) == (
         "no", "", "0")
+
+
+# `make lab-ta`, the TA's lab off the hub, and `lab --dry-run` (issue 21's smaller points).
+
+def test_lab_dry_runs_start_nothing_and_write_no_work_copies(tmp_path):
+    """`--dry-run` says it starts nothing: it must not make the learner's work/ either; the
+    TA's lab opens on the course's instructor notebooks, not on a student's copy."""
+    course = copy_course(tmp_path / "course")
+    student = run_course(course, "lab", "--dry-run", "--no-browser")
+    ta = run_course(course, "lab", "--ta", "--dry-run", "--no-browser")
+    assert student.returncode == 0 and ta.returncode == 0, student.stderr + ta.stderr
+    assert not (course / "work").exists(), "lab --dry-run wrote work/"
+    assert "/lab/tree/bert_mlm/01_corruption.ipynb" in student.stdout
+    assert "--LabApp.default_url=/lab/tree/source/bert_mlm " in ta.stdout
