@@ -92,6 +92,10 @@ def test_each_user_logs_in_with_their_own_unix_password(tmp_path, monkeypatch):
 
 
 def test_roles_come_from_the_hub_groups(tmp_path, monkeypatch):
+    import grp
+
+    unix = {"bert_mlm_course-staff": ["dan", "root"], "bert_mlm_course-students": ["ann"]}
+    monkeypatch.setattr(grp, "getgrnam", lambda name: type("G", (), {"gr_mem": unix[name]}))
     c = hub_config(tmp_path, monkeypatch)
     assert set(c.JupyterHub.load_groups) == {"bert_mlm_course-staff", "bert_mlm_course-students"}
     role_dir = c.Spawner.environment["JUPYTER_CONFIG_DIR"]
@@ -100,6 +104,9 @@ def test_roles_come_from_the_hub_groups(tmp_path, monkeypatch):
     assert role_dir(Spawner("dan", ["bert_mlm_course-staff"])) == str(
         tmp_path / "roles" / "instructor")
     assert role_dir(Spawner("eve", [])) == str(tmp_path / "roles" / "student")
+    # still in the hub's staff group, no longer in the Unix one (changed while the hub was down)
+    assert role_dir(Spawner("bob", ["bert_mlm_course-staff"])) == str(
+        tmp_path / "roles" / "student")
 
 
 def test_the_roster_service_may_manage_users_and_groups_only(tmp_path, monkeypatch):
@@ -118,6 +125,9 @@ def test_a_restart_of_the_hub_leaves_users_servers_running(tmp_path, monkeypatch
 
 
 def test_each_server_logs_to_a_staff_only_file(tmp_path, monkeypatch):
+    import grp
+
+    monkeypatch.setattr(grp, "getgrnam", lambda name: type("G", (), {"gr_mem": ["root"]}))
     c = hub_config(tmp_path, monkeypatch)
     spawner = Spawner("root", ["bert_mlm_course-staff"])
     c.Spawner.pre_spawn_hook(spawner)

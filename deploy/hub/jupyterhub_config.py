@@ -96,7 +96,7 @@ c.JupyterHub.logging_config = {
         "format": "[%(levelname)1.1s %(asctime)s.%(msecs).03d %(name)s] %(message)s",
         "datefmt": "%Y-%m-%d %H:%M:%S"}},
     "handlers": {"file": {
-        "class": "logging.handlers.RotatingFileHandler", "formatter": "file",
+        "class": "logging.handlers.RotatingFileHandler", "formatter": "file", "level": "INFO",
         "filename": str(LOGS / "jupyterhub.log"), "maxBytes": 10_000_000, "backupCount": 5}},
     "loggers": {"JupyterHub": {"handlers": ["console", "file"]}},
 }
@@ -113,8 +113,11 @@ c.Spawner.http_timeout = 120
 
 
 def role(spawner) -> str:
-    """The role of the hub group the user is in: staff (instructor and TAs) or student."""
-    return "instructor" if STAFF in {g.name for g in spawner.user.groups} else "student"
+    """The role of the hub group the user is in: staff (instructor and TAs) or student. Staff
+    must also be in the Unix staff group now: a TA turned student while the hub was down is
+    still in the hub's staff group (load_groups only adds), and must not get the formgrader."""
+    in_hub_group = STAFF in {g.name for g in spawner.user.groups}
+    return "instructor" if in_hub_group and spawner.user.name in unix_members(STAFF) else "student"
 
 
 def home(spawner) -> str:
