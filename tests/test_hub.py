@@ -124,11 +124,15 @@ def class_users(prefix: str):
 
 
 def stop_processes_of(user: str) -> None:
-    """Whatever the test's users still run (servers, kernels), by process id."""
+    """Whatever the test's users still run (servers, kernels), by process id; waits until they
+    are gone (userdel refuses a user who still runs a process)."""
     uid = hubctl.pwd.getpwnam(user).pw_uid
-    for pid in processes_of(uid):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 15
+    while (running := processes_of(uid)) and time.monotonic() < deadline:
+        for pid in running:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
 
 
 def processes_of(uid: int, word: bytes = b"") -> list[int]:
@@ -368,10 +372,18 @@ def write_answer(term: Term, page, user: str, answer: str) -> Path:
     lab.set_cell_source(page, index, answer)
     page.keyboard.press("Control+s")
     deadline = time.monotonic() + 30
-    while nbio.read(work).cells[index].source != answer:
+    while saved_source(work, index) != answer:
         assert time.monotonic() < deadline, f"{user}: the notebook was not saved"
         time.sleep(0.3)
     return work
+
+
+def saved_source(notebook: Path, index: int) -> str | None:
+    """The cell's text on disk, or None while the server is still writing the file."""
+    try:
+        return nbio.read(notebook).cells[index].source
+    except Exception:  # noqa: BLE001 (a half-written file reads as anything)
+        return None
 
 
 # Validate's time, measured in the page: from the click to nbgrader's result dialog.
@@ -603,6 +615,12 @@ def test_a_whole_term_on_the_hub(term):
     formgrader_from_menu(ta, "ta")
     grade_and_release_feedback(term, ta)
     lap("TA graded, feedback released")
+    ta.goto(f"{term.base(term.ta)}/formgrader/manage_students")
+    ta.locator("tbody td.name").first.wait_for()
+    shown = ta.locator("tbody td.name").all_inner_texts()
+    shoot(ta, "09-ta-students-with-names")
+    for entry in term.roster[1:]:  # the roster's names, not `ann, ` (and the e-mail it gave)
+        assert f"{entry['last_name']}, {entry['first_name']}" in shown, shown
     scores = gradebook_scores(term)
     for role, user in term.students.items():
         assert scores[user] == (expected_points(role), 24), f"{role}: {scores[user]}"
@@ -621,7 +639,7 @@ def test_a_whole_term_on_the_hub(term):
 
     rows = {row["student_id"]: row for row in export_in_terminal(term, ta)}
     lap("TA exported the grades")
-    for entry in term.roster[1:] + roster_rows(term.ta, [term.newcomer])[1:]:
+    for entry in roster_rows(term.ta, [*students, term.newcomer])[1:]:
         row = rows[entry["id"]]
         assert (row["first_name"], row["last_name"], row["email"]) == (
             entry["first_name"], entry["last_name"], entry["email"]), row
@@ -644,3 +662,46 @@ def test_a_whole_term_on_the_hub(term):
     report = "".join(f"{name}: {seconds:.1f} s\n" for name, seconds in term.times.items())
     (SHOTS / "times.txt").write_text(report)
     print(report)
+
+
+def test_setup_again_keeps_the_instructors_edits_and_a_running_hub_is_left_alone():
+    """Set-up may be run again (a new notebook, a changed class): it writes only what is
+    missing, so the instructor's edited nbgrader_config.py and notebooks stay; it refuses while
+    the hub runs, and so does a second start (the roster command is the way then)."""
+    reason = why_not_here()
+    if reason:
+        pytest.skip(reason)
+    hub = Path(tempfile.mkdtemp(prefix="mlmcourse-hub-"))  # users' servers read parts of it
+    os.chmod(hub, 0o755)
+    try:
+        with class_users(f"mlm{secrets.token_hex(3)}") as (instructor, ta, students, _, _):
+            setup_twice(hub, instructor, ta, list(students.values()))
+    finally:
+        shutil.rmtree(hub, ignore_errors=True)
+
+
+def setup_twice(hub: Path, instructor: str, ta: str, students: list[str]) -> None:
+    roster = hubctl.read_roster(write_roster(hub / "roster.csv", roster_rows(ta, students)))
+    hubctl.setup(hub, instructor, notebooks=[NOTEBOOK], roster=roster)
+    course = hubctl.home(instructor) / hubctl.COURSE_ID
+    edited = [course / "nbgrader_config.py", course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"]
+    for path in edited:
+        path.write_text(path.read_text() + "\n# the instructor's edit\n")
+    before = {path: digest(path) for path in edited}
+    hubctl.setup(hub, instructor, notebooks=[NOTEBOOK, "02_stable_log_softmax"],
+                 roster=roster[:-1])
+    assert {path: digest(path) for path in edited} == before
+    assert (course / "source" / ASSIGNMENT / "02_stable_log_softmax.ipynb").is_file()
+    assert roster[-1].id not in hubctl.group_members(hubctl.student_group())
+    assert ta in hubctl.group_members(hubctl.staff_group())
+    # a hub that runs (its pid file names a live jupyterhub process): hands off
+    fake = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "jupyterhub"])
+    try:
+        (hub / "state" / "jupyterhub.pid").write_text(str(fake.pid))
+        with pytest.raises(hubctl.HubError, match="roster"):
+            hubctl.setup(hub, instructor, notebooks=[NOTEBOOK], roster=roster)
+        with pytest.raises(hubctl.HubError, match="already running"):
+            hubctl.start_checks(hub)
+    finally:
+        fake.kill()
+        fake.wait()
