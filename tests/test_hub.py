@@ -551,13 +551,13 @@ def test_a_whole_term_on_the_hub(term):
     start = time.monotonic()
     lap = lambda name: term.times.__setitem__(name, time.monotonic() - start)  # noqa: E731
     students = list(term.students.values())
-    # Each account is its own: with a student's own password, neither the instructor's account
-    # nor another student's opens (and the instructor's password is the instructor's alone).
+    pages = {user: begin_log_in(term, user) for user in [term.instructor, term.ta, *students]}
+    # While their servers start: each account is its own. With a student's own password,
+    # neither the instructor's account nor another student's opens.
     mine = term.passwords[term.students["right"]]
     assert refused(term, term.instructor, mine, "00-student-as-instructor-refused")
     assert refused(term, term.students["wrong"], mine, "00-student-as-other-student-refused")
     lap("wrong passwords refused")
-    pages = {user: begin_log_in(term, user) for user in [term.instructor, term.ta, *students]}
     prof = pages[term.instructor]
     wait_for_lab(prof, term.instructor)
     assert nbgrader_menu(prof) == ["nbgrader:open-assignment-list", "nbgrader:open-course-list",
@@ -697,6 +697,8 @@ def setup_twice(hub: Path, instructor: str, ta: str, students: list[str]) -> Non
     # a hub that runs (its pid file names a live jupyterhub process): hands off
     fake = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "jupyterhub"])
     try:
+        while b"jupyterhub" not in Path(f"/proc/{fake.pid}/cmdline").read_bytes():
+            time.sleep(0.05)  # until the fork has become that process
         (hub / "state" / "jupyterhub.pid").write_text(str(fake.pid))
         with pytest.raises(hubctl.HubError, match="roster"):
             hubctl.setup(hub, instructor, notebooks=[NOTEBOOK], roster=roster)
