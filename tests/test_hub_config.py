@@ -201,3 +201,21 @@ def test_lab_dry_runs_start_nothing_and_write_no_work_copies(tmp_path):
     assert not (course / "work").exists(), "lab --dry-run wrote work/"
     assert "/lab/tree/bert_mlm/01_corruption.ipynb" in student.stdout
     assert "--LabApp.default_url=/lab/tree/source/bert_mlm " in ta.stdout
+
+
+def test_a_roster_names_each_member_once_with_a_known_role(tmp_path):
+    import pytest
+
+    hubctl = runpy.run_path(str(DEPLOY / "hubctl.py"))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,first_name,last_name,email,role\n"
+                      "ann,Ann,Lee,ann@uni.example,\ndan,Dan,Ross,dan@uni.example,ta\n")
+    ann, dan = hubctl["read_roster"](roster)
+    assert (ann.id, ann.role, ann.last_name, ann.email) == ("ann", "student", "Lee",
+                                                           "ann@uni.example")
+    assert (dan.id, dan.role) == ("dan", "ta")
+    for bad, says in (("bob,,,,teacher\n", "role"), (",Bob,,,\n", "no id"),
+                      ("ann,,,,\n", "twice")):
+        roster.write_text("id,first_name,last_name,email,role\nann,,,,\n" + bad)
+        with pytest.raises(hubctl["HubError"], match=says):
+            hubctl["read_roster"](roster)

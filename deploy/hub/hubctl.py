@@ -582,7 +582,7 @@ def main(argv: list[str] | None = None) -> int:
                         "03_empty_mask_and_gradient,04_experiment,05_why_80_10_10,06_real_bert")
     parser.add_argument("--create-users", action="store_true",
                         help="create missing users with useradd (no password: set it with passwd)")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # `roster --hub H FILE` and `roster FILE --hub H`
     split = lambda text: [name for name in text.split(",") if name]  # noqa: E731
     hub = args.hub.resolve()
     try:
