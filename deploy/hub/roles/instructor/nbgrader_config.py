@@ -30,6 +30,10 @@ c.ExportApp.plugin_class = "mlmcourse_hub.RosterCsvExport"
 # through the server (roles/instructor/jupyter_server_config.py).
 logs = os.environ.get("MLMCOURSE_HUB_LOGS")
 if logs:
+    user = os.environ.get("JUPYTERHUB_USER", "?")
     for app in ("AutogradeApp", "CollectApp", "ZipCollectApp", "GenerateAssignmentApp",
                 "ReleaseAssignmentApp", "GenerateFeedbackApp", "ReleaseFeedbackApp", "ExportApp"):
         c[app].logfile = os.path.join(logs, "grading.log")
+        # who ran it, and when (the same shape as the formgrader's lines there)
+        c[app].log_format = f"[%(asctime)s {user} %(levelname)s] %(name)s: %(message)s"
+        c[app].log_datefmt = "%Y-%m-%d %H:%M:%S%z"
