@@ -649,6 +649,20 @@ def test_a_whole_term_on_the_hub(term):
         assert rows[user]["timestamp"].endswith("+00:00"), rows[user]
     assert rows[term.newcomer]["submitted"] == "no", rows[term.newcomer]
 
+    # The newcomer leaves the roster: refused at the door, server stopped, nobody else's.
+    leaves = write_roster(term.hub / "roster-3.csv", term.roster)
+    done = subprocess.run([sys.executable, str(ROOT / "deploy" / "hub" / "hubctl.py"), "roster",
+                           "--hub", str(term.hub), str(leaves)], capture_output=True, text=True)
+    assert done.returncode == 0 and f"removed {term.newcomer}" in done.stdout, done.stderr
+    gone = hubctl.pwd.getpwnam(term.newcomer).pw_uid
+    deadline = time.monotonic() + 30
+    while processes_of(gone, b"jupyterhub.singleuser"):
+        assert time.monotonic() < deadline, "the removed student's server still runs"
+        time.sleep(0.3)
+    assert refused(term, term.newcomer, term.passwords[term.newcomer], "12-removed-refused")
+    assert processes_of(hubctl.pwd.getpwnam(term.students["right"]).pw_uid, b"ipykernel")
+    lap("student removed")
+
     # The logs the README names: the hub's, each server's, the grading runs'.
     assert "200 GET /hub/login" in (logs / "jupyterhub.log").read_text()
     for user in [term.instructor, term.ta, *students, term.newcomer]:

@@ -43,6 +43,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -386,8 +387,8 @@ def api(hub: Path, method: str, path: str, body: dict | None = None) -> dict | N
         with urllib.request.urlopen(request, timeout=30) as response:
             text = response.read()
     except urllib.error.HTTPError as err:
-        if err.code in (404, 409) and method in ("DELETE", "POST"):
-            return None  # already gone, already there
+        if err.code == 404 or (err.code == 409 and method == "POST"):
+            return None  # no such user (already gone), or already there
         raise HubError(f"hub API {method} {path}: {err.code} {err.read()[:300]!r}") from None
     return json.loads(text) if text else None
 
@@ -404,9 +405,22 @@ def sync_hub_groups(hub: Path, instructor: str, change: Change) -> None:
         other = groups["student" if member.role == "ta" else "ta"]
         api(hub, "DELETE", f"/groups/{other}/users", {"users": [member.id]})
         api(hub, "POST", f"/groups/{groups[member.role]}/users", {"users": [member.id]})
-        api(hub, "DELETE", f"/users/{member.id}/server")
+        stop_server(hub, member.id)
     for name in change.removed:
+        stop_server(hub, name)
         api(hub, "DELETE", f"/users/{name}")
+
+
+def stop_server(hub: Path, name: str, seconds: float = 60) -> None:
+    """Stop the user's server and wait until it has stopped (the hub refuses to delete a user
+    whose server is still stopping)."""
+    api(hub, "DELETE", f"/users/{name}/server")
+    deadline = time.monotonic() + seconds
+    while (user := api(hub, "GET", f"/users/{name}")) and (user.get("server")
+                                                          or user.get("pending")):
+        if time.monotonic() > deadline:
+            raise HubError(f"{name}'s server did not stop in {seconds:.0f} s")
+        time.sleep(0.3)
 
 
 # ---------------------------------------------------------------------------------------------
