@@ -55,6 +55,7 @@ def hub_config(tmp_path, monkeypatch) -> Config:
     (tmp_path / "state").mkdir()
     (tmp_path / "logs").mkdir()
     (tmp_path / "state" / "hubctl_token").write_text("a-test-token\n")
+    (tmp_path / "state" / "proxy_token").write_text("a-proxy-token\n")
     monkeypatch.setenv("MLMCOURSE_HUB", str(tmp_path))
     config = Config()
     runpy.run_path(str(DEPLOY / "jupyterhub_config.py"), {"get_config": lambda: config})
@@ -122,6 +123,8 @@ def test_the_roster_service_may_manage_users_and_groups_only(tmp_path, monkeypat
 def test_a_restart_of_the_hub_leaves_users_servers_running(tmp_path, monkeypatch):
     c = hub_config(tmp_path, monkeypatch)
     assert c.JupyterHub.cleanup_servers is False and c.JupyterHub.cleanup_proxy is False
+    # the running proxy accepts the restarted hub: the same token every start
+    assert c.ConfigurableHTTPProxy.auth_token == "a-proxy-token"
 
 
 def test_each_server_logs_to_a_staff_only_file(tmp_path, monkeypatch):

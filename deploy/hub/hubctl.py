@@ -484,10 +484,11 @@ def prepare_hub_folder(hub: Path) -> None:
         (hub / name).mkdir(exist_ok=True)
         os.chown(hub / name, 0, grp.getgrnam(staff_group()).gr_gid)
         os.chmod(hub / name, 0o2770 if name == "logs" else 0o2750)
-    token = hub / "state" / "hubctl_token"
-    if not token.exists():
-        token.write_text(secrets.token_hex(32) + "\n")
-        os.chmod(token, 0o600)
+    for name in ("hubctl_token", "proxy_token"):  # the roster service's; the proxy's
+        token = hub / "state" / name
+        if not token.exists():
+            token.write_text(secrets.token_hex(32) + "\n")
+            os.chmod(token, 0o600)
     for name in ("roles", "python"):
         shutil.rmtree(hub / name, ignore_errors=True)
     shutil.copytree(DEPLOY / "roles", hub / "roles")

@@ -88,6 +88,11 @@ if TOKEN_FILE.is_file():
 # running: their kernels survive it, and the hub finds them again from its database.
 c.JupyterHub.cleanup_servers = False
 c.JupyterHub.cleanup_proxy = False
+# The proxy that keeps running must accept the next hub: one token for both, kept in state/
+# (otherwise each start makes a new one, and a restarted hub is refused by the running proxy).
+PROXY_TOKEN = HUB / "state" / "proxy_token"
+if PROXY_TOKEN.is_file():
+    c.ConfigurableHTTPProxy.auth_token = PROXY_TOKEN.read_text().strip()
 
 # Logs with a place (README "Logs"): the hub's own log in logs/jupyterhub.log, rotated (5 x
 # 10 MB), readable by the staff group only (logs/ is root:<course>-staff, 2770).
