@@ -8,8 +8,9 @@ NB     ?=
 # The hub's proxy (configurable-http-proxy), pinned by deploy/hub/package-lock.json, from npm.
 PROXY  := build/node/node_modules/.bin/configurable-http-proxy
 HUB_ARGS ?=
+ROSTER ?=
 
-.PHONY: lab lab-ta test build grade export check site bench lint normalize hub clean help
+.PHONY: lab lab-ta test build grade export check site bench lint normalize hub hub-roster clean help
 
 help:
 	@echo "make lab     a student's JupyterLab: your copies of the released notebooks in work/"
@@ -21,8 +22,9 @@ help:
 	@echo "make check NB=path/to/notebook.ipynb   run the hidden tests on your own notebook"
 	@echo "make site    the reading edition as HTML pages in build/site/ (open index.html)"
 	@echo "make bench   measure the numbers the README reports"
-	@echo "make hub     (root) JupyterHub for a class on 127.0.0.1:8000; first time:"
-	@echo "             make hub HUB_ARGS=\"--instructor NAME --students A,B [--tas C] [--create-users]\""
+	@echo "make hub     (root) JupyterHub for a class on 127.0.0.1:8000 (MLMCOURSE_HUB_PORT); first time:"
+	@echo "             make hub HUB_ARGS=\"--instructor NAME --roster roster.csv [--create-users]\""
+	@echo "make hub-roster ROSTER=roster.csv   (root) the class as the roster says, while the hub runs"
 
 # The environment: pinned versions, torch 2.13.0 (CPU build), the course package editable.
 # `make lab` needs the course; `make test` adds the test tools and the optional extras.
@@ -82,6 +84,11 @@ lint: $(READY_DEV)
 hub: $(READY) $(PROXY)
 	@test -z "$(HUB_ARGS)" || $(BIN)/python deploy/hub/hubctl.py setup $(HUB_ARGS)
 	$(BIN)/python deploy/hub/hubctl.py start
+
+# Students and TAs join or leave while the hub runs (accounts, groups, gradebook; no restart).
+hub-roster: $(READY)
+	@test -n "$(ROSTER)" || { echo "usage: make hub-roster ROSTER=roster.csv [HUB_ARGS=--create-users]"; exit 2; }
+	$(BIN)/python deploy/hub/hubctl.py roster "$(ROSTER)" $(HUB_ARGS)
 
 normalize: $(READY)
 	$(BIN)/python -m mlmcourse normalize

@@ -110,9 +110,11 @@ def lab_command(root: Path, port: int | None = None, open_browser: bool = True,
     if role == TA:
         ensure_exchange(root)
     served = root / WORK if role == STUDENT else root
-    first = sorted((root / WORK / ASSIGNMENT).glob("*.ipynb"))
-    prefix = "" if role == STUDENT else f"{WORK}/"
-    landing = f"/lab/tree/{prefix}{ASSIGNMENT}/{first[0].name}" if first else "/lab"
+    if role == STUDENT:  # the first notebook of the kit (the copies bear the release's names)
+        first = sorted((root / "release" / ASSIGNMENT).glob("*.ipynb"))
+        landing = f"/lab/tree/{ASSIGNMENT}/{first[0].name}" if first else "/lab"
+    else:  # the course's instructor notebooks, where a TA starts (the formgrader: Nbgrader menu)
+        landing = f"/lab/tree/source/{ASSIGNMENT}"
     command = [
         sys.executable, "-m", "jupyterlab",
         "--ip=127.0.0.1",
@@ -137,14 +139,17 @@ def main(root: Path, port: int | None, open_browser: bool, dry_run: bool,
     from mlmcourse.build.editions import build, stale_stages
 
     stale = [stage for stage in stale_stages(root) if stage in ("release", "notebooks")]
+    if dry_run:  # starts nothing and leaves the course and the learner's work/ as they are
+        if stale:
+            print(f"lab: would rebuild {', '.join(stale)} first")
+        print(" ".join(lab_command(root, port, open_browser, role)))
+        return 0
     if stale:
         build(root, stale)
-    for created in ensure_work_copies(root):
-        print(f"lab: your copy to work in: {created.relative_to(root)}")
+    if role == STUDENT:
+        for created in ensure_work_copies(root):
+            print(f"lab: your copy to work in: {created.relative_to(root)}")
     command = lab_command(root, port, open_browser, role)
-    if dry_run:
-        print(" ".join(command))
-        return 0
     env = dict(os.environ)
     env["PATH"] = with_interpreter_bin(env.get("PATH"))  # JupyterLab finds nbgrader's tools
     os.chdir(root)  # nbgrader's Validate and formgrader read nbgrader_config.py from here

@@ -1,17 +1,24 @@
 """The whole term on the course's JupyterHub, in Chromium (deploy/hub/, `make hub`).
 
-Throwaway Unix users (an instructor and three students) log in to a real hub started by
-deploy/hub/hubctl.py: the instructor releases notebook 01 from the formgrader; the students fetch
-it from the Assignment List, write a correct, a wrong and a hostile answer, press Validate and
-submit; the instructor collects, autogrades with the formgrader's button, generates and releases
-feedback; the students fetch their feedback and read their scores. Needs root (useradd), Debian's
-Chromium and the proxy from npm (`make hub` / `make test` install it into build/node); skipped
-with the reason where one is missing. Screenshots of every step: build/hub-screenshots/.
+Throwaway Unix users (an instructor, a TA and three students, each with their own password)
+log in to a real hub started by deploy/hub/hubctl.py, through PAM; a student's try at the
+instructor's or another student's account with their own password is refused. The instructor
+opens the formgrader from the Nbgrader menu and releases notebook 01; the students fetch it from
+the Assignment List, write a correct, a wrong and a hostile answer, press Validate and submit; a
+fourth student is added to the roster mid-term (`hubctl.py roster`, no restart), logs in and
+fetches while another student's kernel keeps running; the TA opens the formgrader from the menu,
+collects, autogrades with the formgrader's button, generates and releases feedback, and exports
+the grades from a JupyterLab terminal (`nbgrader export`: the roster's names and e-mail, the late
+joiner marked as not submitted); the students fetch their feedback and read their scores; the
+logs are where the README says, and staff only. Needs root (useradd, chpasswd), Debian's Chromium
+and the proxy from npm (`make hub` / `make test` install it into build/node); skipped with the
+reason where one is missing. Screenshots of every step: build/hub-screenshots/.
 """
 
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
 import os
 import re
@@ -45,7 +52,6 @@ NOTEBOOK = "01_corruption"
 ANSWER = "make_mlm_inputs"
 SAMPLES = {"right": "reference", "wrong": "wrong_labels_every_token",
            "hostile": "hostile_gradebook"}
-PASSWORD = secrets.token_urlsafe(12)
 SHOTS = ROOT / "build" / "hub-screenshots"
 
 
@@ -56,8 +62,13 @@ class Term:
     url: str
     hub: Path
     instructor: str
+    ta: str
     students: dict[str, str]  # role in this test -> Unix user
+    newcomer: str  # a student the roster adds mid-term
+    passwords: dict[str, str]  # each user's own
+    roster: list[dict]
     browser: object
+    process: HubProcess
     times: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -71,8 +82,11 @@ class Term:
 def why_not_here() -> str | None:
     if os.geteuid() != 0:
         return "the hub test creates Unix users and starts a hub: run it as root (.ci/run does)"
-    if shutil.which("useradd") is None:
-        return "the hub test needs useradd (Debian package passwd)"
+    for tool in ("useradd", "chpasswd", "gpasswd"):
+        if shutil.which(tool) is None:
+            return f"the hub test needs {tool} (Debian package passwd)"
+    if not Path("/etc/pam.d/login").is_file():
+        return "the hub logs users in through PAM's `login` service: /etc/pam.d/login is missing"
     if not hubctl.PROXY.is_file():
         return f"{hubctl.PROXY} is missing: `make hub` or `make test` installs it with npm"
     if not lab.CHROMIUM.is_file():
@@ -87,51 +101,106 @@ def shoot(page, name: str) -> None:
 
 @contextlib.contextmanager
 def class_users(prefix: str):
-    """An instructor and three students, created with useradd and removed afterwards."""
-    instructor = f"{prefix}-prof"
+    """An instructor, a TA, three students and a late joiner, created with useradd, each with a
+    password of their own (chpasswd), and removed afterwards."""
+    instructor, ta, newcomer = f"{prefix}-prof", f"{prefix}-ta", f"{prefix}-new"
     students = {role: f"{prefix}-{role}" for role in SAMPLES}
-    made_group = subprocess.run(["getent", "group", hubctl.staff_group()],
-                                capture_output=True).returncode != 0
-    created = []
+    groups = [hubctl.staff_group(), hubctl.student_group()]
+    made_groups = [g for g in groups if subprocess.run(["getent", "group", g],
+                                                       capture_output=True).returncode != 0]
+    created, passwords = [], {}
     try:
-        for user in [instructor, *students.values()]:
+        for user in [instructor, ta, *students.values(), newcomer]:
             hubctl.create_user(user)
             created.append(user)
-        yield instructor, students
+            passwords[user] = secrets.token_urlsafe(12)
+            hubctl.set_password(user, passwords[user])
+        yield instructor, ta, students, newcomer, passwords
     finally:
         for user in created:
             stop_processes_of(user)
             hubctl.remove_user(user)
-        if made_group:
-            subprocess.run(["groupdel", hubctl.staff_group()], capture_output=True)
+        for group in made_groups:
+            subprocess.run(["groupdel", group], capture_output=True)
 
 
 def stop_processes_of(user: str) -> None:
-    """Whatever the test's users still run (servers, kernels), by process id."""
+    """Whatever the test's users still run (servers, kernels), by process id; waits until they
+    are gone (userdel refuses a user who still runs a process)."""
     uid = hubctl.pwd.getpwnam(user).pw_uid
+    deadline = time.monotonic() + 15
+    while (running := processes_of(uid)) and time.monotonic() < deadline:
+        for pid in running:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+
+
+def processes_of(uid: int, word: bytes = b"") -> list[int]:
+    """Process ids of the user's processes whose command line holds `word`."""
+    found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             with contextlib.suppress(OSError):
-                if entry.stat().st_uid == uid:
-                    os.kill(int(entry.name), signal.SIGKILL)
+                if entry.stat().st_uid == uid and word in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+    return found
+
+
+def roster_rows(ta: str, students: list[str]) -> list[dict]:
+    """The class as the school's roster gives it: names and e-mail reach gradebook and export."""
+    rows = [{"id": ta, "first_name": "Dana", "last_name": "Tutor", "email": f"{ta}@uni.example",
+             "role": "ta"}]
+    for n, user in enumerate(students):
+        rows.append({"id": user, "first_name": f"Ann{n}", "last_name": f"Student{n}",
+                     "email": f"{user}@uni.example", "role": "student"})
+    return rows
+
+
+def write_roster(path: Path, rows: list[dict]) -> Path:
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, ["id", "first_name", "last_name", "email", "role"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+class HubProcess:
+    """The hub, started as `make hub` starts it (hubctl.py's command), on ports of its own."""
+
+    def __init__(self, hub: Path):
+        self.hub = hub
+        self.command, self.env = hubctl.hub_command(hub)
+        ports = {"PORT": free_port(), "HUB_PORT": free_port(), "API_PORT": free_port()}
+        self.env.update({f"MLMCOURSE_HUB_{name}": str(port) for name, port in ports.items()})
+        self.url = f"http://127.0.0.1:{ports['PORT']}"
+        self.log = hub / "jupyterhub.out"
+        self.process = None
+
+    def start(self) -> None:
+        hubctl.start_checks(self.hub)
+        with self.log.open("a") as log:
+            self.process = subprocess.Popen(self.command, cwd=self.hub / "state", env=self.env,
+                                            stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+        wait_for(f"{self.url}/hub/login", self.process, self.log)
+
+    def stop(self) -> None:
+        lab.stop_server(self.process)
 
 
 @contextlib.contextmanager
 def running_hub(hub: Path):
-    command, env = hubctl.hub_command(hub)
-    ports = {"PORT": free_port(), "HUB_PORT": free_port(), "API_PORT": free_port()}
-    env.update({f"MLMCOURSE_HUB_{name}": str(value) for name, value in ports.items()})
-    env["MLMCOURSE_HUB_PASSWORD"] = PASSWORD
-    log_path = hub / "jupyterhub.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(command, cwd=hub / "state", env=env, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
-        url = f"http://127.0.0.1:{ports['PORT']}"
-        try:
-            wait_for(f"{url}/hub/login", process, log_path)
-            yield url
-        finally:
-            lab.stop_server(process)  # the hub stops the users' servers and the proxy
+    process = HubProcess(hub)
+    try:
+        process.start()
+        yield process
+    finally:
+        process.stop()
+        # A stopped hub leaves the proxy and the users' servers running (so that a restart
+        # does not stop them): the proxy by its pid file, the users' processes in class_users.
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int((hub / "state" / "proxy.pid").read_text()), signal.SIGTERM)
 
 
 def wait_for(url: str, process: subprocess.Popen, log: Path, seconds: float = 60) -> None:
@@ -158,13 +227,17 @@ def term():
     os.chmod(hub, 0o755)  # users' servers read roles/, python/ and bin/ under it
     prefix = f"mlm{secrets.token_hex(3)}"
     try:
-        with class_users(prefix) as (instructor, students):
-            hubctl.setup(hub, instructor, list(students.values()), notebooks=[NOTEBOOK])
-            with running_hub(hub) as url, sync_playwright() as playwright:
+        with class_users(prefix) as (instructor, ta, students, newcomer, passwords):
+            rows = roster_rows(ta, list(students.values()))
+            roster = write_roster(hub / "roster.csv", rows)
+            hubctl.setup(hub, instructor, notebooks=[NOTEBOOK],
+                         roster=hubctl.read_roster(roster))
+            with running_hub(hub) as process, sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=str(lab.CHROMIUM),
                                                      args=lab.CHROMIUM_ARGS, headless=True)
                 try:
-                    yield Term(url, hub, instructor, students, browser)
+                    yield Term(process.url, hub, instructor, ta, students, newcomer, passwords,
+                               rows, browser, process)
                 finally:
                     browser.close()
     finally:
@@ -174,17 +247,28 @@ def term():
 # ---------------------------------------------------------------------------------------------
 # Logging in, and the nbgrader panels of JupyterLab.
 
-def begin_log_in(term: Term, user: str):
-    """A browser of the user's own, logging in; the hub then starts the user's JupyterLab
-    (several users' servers start at once while the test goes on with another)."""
+def begin_log_in(term: Term, user: str, password: str | None = None):
+    """A browser of the user's own, logging in with their password (or the one given); the hub
+    then starts the user's JupyterLab (several users' servers start at once while the test goes
+    on with another)."""
     context = term.browser.new_context(viewport=lab.VIEWPORT, device_scale_factor=1)
     context.set_default_timeout(60_000)
     page = context.new_page()
     page.goto(f"{term.url}/hub/login")
     page.fill("#username_input", user)
-    page.fill("#password_input", PASSWORD)
+    page.fill("#password_input", term.passwords[user] if password is None else password)
     page.click("#login_submit", no_wait_after=True)
     return page
+
+
+def refused(term: Term, user: str, password: str, shot: str) -> bool:
+    """Whether the hub turns this login away (and stays on its login page, saying why)."""
+    page = begin_log_in(term, user, password)
+    page.locator(".login_error").wait_for()
+    shoot(page, shot)
+    says = page.locator(".login_error").inner_text()
+    page.context.close()
+    return "/hub/login" in page.url and "Invalid username or password" in says
 
 
 def wait_for_lab(page, user: str) -> None:
@@ -224,9 +308,18 @@ def assignment_list(page):
     return page
 
 
-def formgrader(term: Term, page) -> None:
+def formgrader_from_menu(page, who: str) -> None:
+    """Nbgrader > Formgrader, as a TA clicks it: the formgrader in a frame of the lab, showing
+    Manage Assignments (the hub forbade the frame; the staff's servers allow their own lab)."""
+    open_menu_item(page, "Nbgrader", "nbgrader:open-formgrader")
+    frame = page.frame_locator("iframe[src*='formgrader']")
+    frame.locator(f"tbody td.name:has-text('{ASSIGNMENT}')").wait_for()
+    shoot(page, f"02-{who}-formgrader-from-menu")
+
+
+def formgrader(term: Term, page, user: str) -> None:
     """The formgrader's Manage Assignments page, once its table has loaded."""
-    page.goto(f"{term.base(term.instructor)}/formgrader/")
+    page.goto(f"{term.base(user)}/formgrader/")
     page.locator(f"tbody td.name:has-text('{ASSIGNMENT}')").wait_for()
 
 
@@ -269,12 +362,11 @@ def digest(path: Path) -> str:
 
 def release(term: Term, page) -> None:
     """The instructor generates the student version and releases it to the exchange."""
-    formgrader(term, page)
-    shoot(page, "02-instructor-formgrader-draft")
+    formgrader(term, page, term.instructor)
     press(page, assignment_row("assign"))
-    formgrader(term, page)
+    formgrader(term, page, term.instructor)
     press(page, assignment_row("release"))
-    formgrader(term, page)
+    formgrader(term, page, term.instructor)
     page.locator(f"tr:has(td.name:has-text('{ASSIGNMENT}')) .label-success").wait_for()
     shoot(page, "03-instructor-released")
 
@@ -297,10 +389,18 @@ def write_answer(term: Term, page, user: str, answer: str) -> Path:
     lab.set_cell_source(page, index, answer)
     page.keyboard.press("Control+s")
     deadline = time.monotonic() + 30
-    while nbio.read(work).cells[index].source != answer:
+    while saved_source(work, index) != answer:
         assert time.monotonic() < deadline, f"{user}: the notebook was not saved"
         time.sleep(0.3)
     return work
+
+
+def saved_source(notebook: Path, index: int) -> str | None:
+    """The cell's text on disk, or None while the server is still writing the file."""
+    try:
+        return nbio.read(notebook).cells[index].source
+    except Exception:  # noqa: BLE001 (a half-written file reads as anything)
+        return None
 
 
 # Validate's time, measured in the page: from the click to nbgrader's result dialog.
@@ -346,27 +446,95 @@ def submit(page, who: str) -> None:
     shoot(page, f"07-{who}-submitted")
 
 
+def add_student_mid_term(term: Term, pages: dict) -> None:
+    """The roster gains a student while the hub runs: `hubctl.py roster` (no restart); the new
+    student logs in and fetches; the right student's server and kernel keep running."""
+    right = term.students["right"]
+    uid = hubctl.pwd.getpwnam(right).pw_uid
+    kernels = processes_of(uid, b"ipykernel")
+    servers = processes_of(uid, b"jupyterhub.singleuser")
+    assert kernels and servers, "the right student's kernel is not running"
+    hub_pid = hubctl.hub_pid(term.hub)
+    assert refused(term, term.newcomer, term.passwords[term.newcomer],
+                   "04-newcomer-refused-before-the-roster-has-them")
+    rows = roster_rows(term.ta, [*term.students.values(), term.newcomer])
+    roster = write_roster(term.hub / "roster-2.csv", rows)
+    done = subprocess.run([sys.executable, str(ROOT / "deploy" / "hub" / "hubctl.py"), "roster",
+                           str(roster), "--hub", str(term.hub)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"added {term.newcomer} (student)" in done.stdout, done.stdout
+    page = pages[term.newcomer] = begin_log_in(term, term.newcomer)
+    wait_for_lab(page, term.newcomer)
+    assert nbgrader_menu(page) == ["nbgrader:open-assignment-list"]
+    fetch(page, "newcomer")
+    assert (hubctl.home(term.newcomer) / ASSIGNMENT / f"{NOTEBOOK}.ipynb").is_file()
+    assert hubctl.hub_pid(term.hub) == hub_pid, "the hub restarted"
+    alive = [pid for pid in kernels + servers if Path(f"/proc/{pid}").exists()]
+    assert alive == kernels + servers, "the right student's server or kernel stopped"
+
+
+def restart_the_hub(term: Term) -> None:
+    """A restart of the hub (a new configuration, an upgrade) stops nobody's server: the
+    students' kernels keep running, and the rest of the term goes through the restarted hub."""
+    before = {user: processes_of(hubctl.pwd.getpwnam(user).pw_uid, b"ipykernel")
+              for user in term.students.values()}
+    term.process.stop()
+    term.process.start()
+    for user, kernels in before.items():
+        assert kernels and all(Path(f"/proc/{pid}").exists() for pid in kernels), (
+            f"{user}'s kernel stopped with the hub")
+
+
 def grade_and_release_feedback(term: Term, page) -> None:
-    """Collect, the Autograde button of each submission, generate and release feedback."""
-    formgrader(term, page)
+    """The TA: collect, the Autograde button of each submission, generate and release feedback."""
+    formgrader(term, page, term.ta)
     press(page, assignment_row("collect"))
     for user in term.students.values():
-        page.goto(f"{term.base(term.instructor)}/formgrader/manage_submissions/{ASSIGNMENT}")
+        page.goto(f"{term.base(term.ta)}/formgrader/manage_submissions/{ASSIGNMENT}")
         row = page.locator("tbody tr", has=page.locator(
             "td.student-id", has_text=re.compile(f"^{user}$")))
         row.locator("td.autograde a").click()
         outcome = page.locator("#success-modal.in, #error-modal.in")
         outcome.wait_for(state="visible", timeout=300_000)
         assert outcome.get_attribute("id") == "success-modal", outcome.inner_text()[-3000:]
-    page.goto(f"{term.base(term.instructor)}/formgrader/manage_submissions/{ASSIGNMENT}")
+    page.goto(f"{term.base(term.ta)}/formgrader/manage_submissions/{ASSIGNMENT}")
     page.locator("tbody td.score").first.wait_for()
-    shoot(page, "08-instructor-autograded")
-    formgrader(term, page)
+    shoot(page, "08-ta-autograded")
+    formgrader(term, page, term.ta)
     press(page, assignment_row("generate-feedback"))
-    formgrader(term, page)
+    formgrader(term, page, term.ta)
     press(page, assignment_row("release-feedback"))
     page.wait_for_timeout(500)  # the dialog fades in
-    shoot(page, "09-instructor-feedback-released")
+    shoot(page, "09-ta-feedback-released")
+
+
+def export_in_terminal(term: Term, page) -> list[dict]:
+    """The TA opens a JupyterLab terminal (File > New > Terminal) in the course folder and runs
+    `nbgrader export`; returns the CSV's rows."""
+    page.goto(f"{term.base(term.ta)}/lab")
+    page.locator(".jp-LabShell").wait_for()
+    open_menu(page, "File")
+    page.locator(".lm-Menu-item[data-type='submenu']", has_text=re.compile("^New")).hover()
+    page.locator(".lm-Menu-item[data-command='terminal:create-new']:visible").click()
+    page.locator(".jp-Terminal .xterm-screen").last.wait_for()
+    target = term.course / "grades-lms.csv"
+    # Keys typed before the terminal's connection is up are lost: type again until it ran.
+    for _ in range(4):
+        page.locator(".jp-Terminal .xterm-screen").last.click()
+        page.keyboard.type("which nbgrader && nbgrader export\n")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (
+                target.is_file() and target.read_text().count("\n") >= 5):
+            time.sleep(0.5)
+        if target.is_file():
+            break
+    else:
+        shoot(page, "11-ta-export-terminal")
+        raise AssertionError("nbgrader export in the TA's terminal wrote no grades-lms.csv")
+    page.wait_for_timeout(500)
+    shoot(page, "11-ta-export-terminal")
+    with target.open(newline="") as handle:
+        return list(csv.DictReader(handle))
 
 
 def read_feedback(term: Term, page, user: str, who: str) -> str:
@@ -403,7 +571,7 @@ def inbound_copies(term: Term, user: str) -> list[Path]:
 
 
 def marker_files(term: Term) -> list[Path]:
-    homes = [hubctl.home(u) for u in [term.instructor, *term.students.values()]]
+    homes = [hubctl.home(u) for u in [term.instructor, term.ta, *term.students.values()]]
     return [p for folder in [term.hub, *homes] for p in folder.rglob("HACKED_BY_*")]
 
 
@@ -411,13 +579,22 @@ def test_a_whole_term_on_the_hub(term):
     shutil.rmtree(SHOTS, ignore_errors=True)  # this run's screenshots only
     start = time.monotonic()
     lap = lambda name: term.times.__setitem__(name, time.monotonic() - start)  # noqa: E731
-    pages = {user: begin_log_in(term, user) for user in [term.instructor, *term.students.values()]}
+    students = list(term.students.values())
+    pages = {user: begin_log_in(term, user) for user in [term.instructor, term.ta, *students]}
+    # While their servers start: each account is its own. With a student's own password,
+    # neither the instructor's account nor another student's opens.
+    mine = term.passwords[term.students["right"]]
+    assert refused(term, term.instructor, mine, "00-student-as-instructor-refused")
+    assert refused(term, term.students["wrong"], mine, "00-student-as-other-student-refused")
+    lap("wrong passwords refused")
     prof = pages[term.instructor]
     wait_for_lab(prof, term.instructor)
     assert nbgrader_menu(prof) == ["nbgrader:open-assignment-list", "nbgrader:open-course-list",
                                    "nbgrader:open-create-assignment", "nbgrader:open-formgrader"]
     shoot(prof, "01-instructor-lab")
     lap("instructor's JupyterLab open")
+    formgrader_from_menu(prof, "instructor")
+    lap("formgrader open from the menu")
     release(term, prof)
     lap("assignment released")
     protected = {p: digest(p) for p in [term.course / "nbgrader_config.py",
@@ -433,7 +610,9 @@ def test_a_whole_term_on_the_hub(term):
         work[user] = write_answer(term, page, user, answer_of(role))
         shoot(page, f"05-{role}-answer")
     lap("answers written")
-    for user in term.students.values():  # the three press Validate at about the same time
+    add_student_mid_term(term, pages)
+    lap("student added mid-term, fetched")
+    for user in students:  # the three press Validate at about the same time
         press_validate(pages[user])
     handed_in: dict[str, str] = {}
     for role, user in term.students.items():
@@ -450,16 +629,27 @@ def test_a_whole_term_on_the_hub(term):
         handed_in[user] = digest(work[user])
     lap("validated and submitted")
 
-    for user in term.students.values():
-        others = [hubctl.home(u) for u in term.students.values() if u != user]
+    logs = term.hub / "logs"
+    for user in [*students, term.newcomer]:
+        others = [hubctl.home(u) for u in students if u != user]
         for path in [term.course / "source", term.course / "gradebook.db",
                      term.course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb",
                      hubctl.home(term.instructor), *others,
-                     term.hub / "exchange" / hubctl.COURSE_ID / "inbound"]:
+                     term.hub / "exchange" / hubctl.COURSE_ID / "inbound", logs,
+                     logs / "jupyterhub.log", logs / "servers" / f"{user}.log"]:
             assert not can_read(user, path), f"student {user} can read {path}"
 
-    grade_and_release_feedback(term, prof)
-    lap("graded, feedback released")
+    ta = pages[term.ta]
+    wait_for_lab(ta, term.ta)
+    formgrader_from_menu(ta, "ta")
+    grade_and_release_feedback(term, ta)
+    lap("TA graded, feedback released")
+    ta.goto(f"{term.base(term.ta)}/formgrader/manage_students")
+    ta.locator("tbody td.name").first.wait_for()
+    shown = ta.locator("tbody td.name").all_inner_texts()
+    shoot(ta, "09-ta-students-with-names")
+    for entry in term.roster[1:]:  # the roster's names, not `ann, ` (and the e-mail it gave)
+        assert f"{entry['last_name']}, {entry['first_name']}" in shown, shown
     scores = gradebook_scores(term)
     for role, user in term.students.items():
         assert scores[user] == (expected_points(role), 24), f"{role}: {scores[user]}"
@@ -474,8 +664,97 @@ def test_a_whole_term_on_the_hub(term):
         text = read_feedback(term, pages[user], user, role)
         got = expected_points(role)
         assert re.search(rf"\b{got:g}(\.0+)? / 24\b", text), f"{role} reads no {got:g} / 24"
+    lap("feedback read")
+
+    rows = {row["student_id"]: row for row in export_in_terminal(term, ta)}
+    lap("TA exported the grades")
+    for entry in roster_rows(term.ta, [*students, term.newcomer])[1:]:
+        row = rows[entry["id"]]
+        assert (row["first_name"], row["last_name"], row["email"]) == (
+            entry["first_name"], entry["last_name"], entry["email"]), row
+    for role, user in term.students.items():
+        assert rows[user]["submitted"] == "yes" and rows[user]["late"] == "no", rows[user]
+        assert float(rows[user]["score"]) == expected_points(role), rows[user]
+        assert rows[user]["timestamp"].endswith("+00:00"), rows[user]
+    assert rows[term.newcomer]["submitted"] == "no", rows[term.newcomer]
+
+    # A restart of the hub stops nobody's server (open pages show "Server unavailable" while
+    # the hub is down, and go on after a Dismiss; this test's pages are done by now).
+    restart_the_hub(term)
+    lap("hub restarted, servers kept")
+
+    # The newcomer leaves the roster (through the restarted hub): refused at the door, server
+    # stopped, nobody else's.
+    leaves = write_roster(term.hub / "roster-3.csv", term.roster)
+    done = subprocess.run([sys.executable, str(ROOT / "deploy" / "hub" / "hubctl.py"), "roster",
+                           "--hub", str(term.hub), str(leaves)], capture_output=True, text=True)
+    assert done.returncode == 0 and f"removed {term.newcomer}" in done.stdout, done.stderr
+    gone = hubctl.pwd.getpwnam(term.newcomer).pw_uid
+    deadline = time.monotonic() + 30
+    while processes_of(gone, b"jupyterhub.singleuser"):
+        assert time.monotonic() < deadline, "the removed student's server still runs"
+        time.sleep(0.3)
+    assert refused(term, term.newcomer, term.passwords[term.newcomer], "12-removed-refused")
+    assert processes_of(hubctl.pwd.getpwnam(term.students["right"]).pw_uid, b"ipykernel")
+    lap("student removed")
+
+    # The logs the README names: the hub's, each server's, the grading runs'.
+    assert "200 GET /hub/login" in (logs / "jupyterhub.log").read_text()
+    for user in [term.instructor, term.ta, *students, term.newcomer]:
+        assert "Jupyter Server" in (logs / "servers" / f"{user}.log").read_text(), user
+    grading = (logs / "grading.log").read_text()
+    shutil.copytree(logs, SHOTS / "logs", dirs_exist_ok=True)  # for a look after the run
+    assert re.search(rf"{term.ta} INFO\] .*[Aa]utograd", grading), grading[-2000:]
+    assert re.search(rf"{term.ta} INFO\] .*[Ee]xport", grading), grading[-2000:]
+    assert can_read(term.ta, logs / "grading.log") and can_read(term.ta, logs / "jupyterhub.log")
+
     lap("whole term")
     SHOTS.mkdir(parents=True, exist_ok=True)
     report = "".join(f"{name}: {seconds:.1f} s\n" for name, seconds in term.times.items())
     (SHOTS / "times.txt").write_text(report)
     print(report)
+
+
+def test_setup_again_keeps_the_instructors_edits_and_a_running_hub_is_left_alone():
+    """Set-up may be run again (a new notebook, a changed class): it writes only what is
+    missing, so the instructor's edited nbgrader_config.py and notebooks stay; it refuses while
+    the hub runs, and so does a second start (the roster command is the way then)."""
+    reason = why_not_here()
+    if reason:
+        pytest.skip(reason)
+    hub = Path(tempfile.mkdtemp(prefix="mlmcourse-hub-"))  # users' servers read parts of it
+    os.chmod(hub, 0o755)
+    try:
+        with class_users(f"mlm{secrets.token_hex(3)}") as (instructor, ta, students, _, _):
+            setup_twice(hub, instructor, ta, list(students.values()))
+    finally:
+        shutil.rmtree(hub, ignore_errors=True)
+
+
+def setup_twice(hub: Path, instructor: str, ta: str, students: list[str]) -> None:
+    roster = hubctl.read_roster(write_roster(hub / "roster.csv", roster_rows(ta, students)))
+    hubctl.setup(hub, instructor, notebooks=[NOTEBOOK], roster=roster)
+    course = hubctl.home(instructor) / hubctl.COURSE_ID
+    edited = [course / "nbgrader_config.py", course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"]
+    for path in edited:
+        path.write_text(path.read_text() + "\n# the instructor's edit\n")
+    before = {path: digest(path) for path in edited}
+    hubctl.setup(hub, instructor, notebooks=[NOTEBOOK, "02_stable_log_softmax"],
+                 roster=roster[:-1])
+    assert {path: digest(path) for path in edited} == before
+    assert (course / "source" / ASSIGNMENT / "02_stable_log_softmax.ipynb").is_file()
+    assert roster[-1].id not in hubctl.group_members(hubctl.student_group())
+    assert ta in hubctl.group_members(hubctl.staff_group())
+    # a hub that runs (its pid file names a live jupyterhub process): hands off
+    fake = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "jupyterhub"])
+    try:
+        while b"jupyterhub" not in Path(f"/proc/{fake.pid}/cmdline").read_bytes():
+            time.sleep(0.05)  # until the fork has become that process
+        (hub / "state" / "jupyterhub.pid").write_text(str(fake.pid))
+        with pytest.raises(hubctl.HubError, match="roster"):
+            hubctl.setup(hub, instructor, notebooks=[NOTEBOOK], roster=roster)
+        with pytest.raises(hubctl.HubError, match="already running"):
+            hubctl.start_checks(hub)
+    finally:
+        fake.kill()
+        fake.wait()

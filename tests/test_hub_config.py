@@ -1,6 +1,6 @@
 """The hub's configuration, without a hub: who gets which nbgrader panels, what the hub starts.
 
-(tests/test_hub.py runs the whole term on a real hub; this file needs no root, browser or npm.)
+(tests/test_hub.py runs the whole term on a real hub; this file needs no browser or npm.)
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import runpy
 
-from conftest import ROOT
+from conftest import ROOT, copy_course, run_course
 from traitlets.config import Config
 
 DEPLOY = ROOT / "deploy" / "hub"
@@ -47,34 +47,101 @@ def test_nobody_gets_the_news_popup():
 
 
 def hub_config(tmp_path, monkeypatch) -> Config:
-    """deploy/hub/jupyterhub_config.py, run as JupyterHub runs it, on a made-up class."""
-    (tmp_path / "class.json").write_text(json.dumps({
-        "course_id": "bert_mlm_course", "instructor": "root", "tas": [],
-        "students": ["ann", "bob"], "python": {"executable": "/usr/bin/python3", "env": {}},
+    """deploy/hub/jupyterhub_config.py, run as JupyterHub runs it, on a made-up course."""
+    (tmp_path / "course.json").write_text(json.dumps({
+        "course_id": "bert_mlm_course", "instructor": "root",
+        "python": {"executable": "/usr/bin/python3", "env": {}},
     }))
+    (tmp_path / "state").mkdir()
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "state" / "hubctl_token").write_text("a-test-token\n")
+    (tmp_path / "state" / "proxy_token").write_text("a-proxy-token\n")
     monkeypatch.setenv("MLMCOURSE_HUB", str(tmp_path))
-    monkeypatch.setenv("MLMCOURSE_HUB_PASSWORD", "a-test-password")
     config = Config()
     runpy.run_path(str(DEPLOY / "jupyterhub_config.py"), {"get_config": lambda: config})
     return config
 
 
-def test_the_hub_spawns_system_users_on_localhost_for_the_class_list(tmp_path, monkeypatch):
+class Spawner:
+    """What the hub hands the environment's callables and the pre-spawn hook."""
+
+    def __init__(self, name, groups=()):
+        group = lambda g: type("Group", (), {"name": g})()  # noqa: E731
+        self.user = type("User", (), {"name": name, "groups": [group(g) for g in groups]})()
+        self.cmd, self.notebook_dir, self.popen_kwargs = None, None, {}
+
+
+def test_the_hub_spawns_system_users_on_localhost(tmp_path, monkeypatch):
     c = hub_config(tmp_path, monkeypatch)
     assert c.JupyterHub.spawner_class == "localprocess"
     assert c.JupyterHub.bind_url.startswith("http://127.0.0.1:")
-    assert c.Authenticator.allowed_users == {"root", "ann", "bob"}
     assert c.Spawner.cmd == ["/usr/bin/python3", "-m", "jupyterhub.singleuser"]
     env = c.Spawner.environment
     assert env["MLMCOURSE_EXCHANGE"] == str(tmp_path / "exchange")
     assert env["PYTHONPATH"] == str(tmp_path / "python")  # the package only, no course folder
+    assert env["MLMCOURSE_HUB_LOGS"] == str(tmp_path / "logs")
 
-    class Spawner:  # what the environment's callables are handed
-        def __init__(self, name):
-            self.user = type("User", (), {"name": name})()
 
-    assert env["JUPYTER_CONFIG_DIR"](Spawner("ann")) == str(tmp_path / "roles" / "student")
-    assert env["JUPYTER_CONFIG_DIR"](Spawner("root")) == str(tmp_path / "roles" / "instructor")
+def test_each_user_logs_in_with_their_own_unix_password(tmp_path, monkeypatch):
+    """PAM, no shared password; only the course's two Unix groups (read at each login)."""
+    c = hub_config(tmp_path, monkeypatch)
+    assert c.JupyterHub.authenticator_class == "pam"
+    assert c.PAMAuthenticator.allowed_groups == {"bert_mlm_course-staff",
+                                                 "bert_mlm_course-students"}
+    assert "allowed_users" not in c.Authenticator and "allow_all" not in c.Authenticator
+    assert "SharedPasswordAuthenticator" not in c
+
+
+def test_roles_come_from_the_hub_groups(tmp_path, monkeypatch):
+    import grp
+
+    unix = {"bert_mlm_course-staff": ["dan", "root"], "bert_mlm_course-students": ["ann"]}
+    monkeypatch.setattr(grp, "getgrnam", lambda name: type("G", (), {"gr_mem": unix[name]}))
+    c = hub_config(tmp_path, monkeypatch)
+    assert set(c.JupyterHub.load_groups) == {"bert_mlm_course-staff", "bert_mlm_course-students"}
+    role_dir = c.Spawner.environment["JUPYTER_CONFIG_DIR"]
+    assert role_dir(Spawner("ann", ["bert_mlm_course-students"])) == str(
+        tmp_path / "roles" / "student")
+    assert role_dir(Spawner("dan", ["bert_mlm_course-staff"])) == str(
+        tmp_path / "roles" / "instructor")
+    assert role_dir(Spawner("eve", [])) == str(tmp_path / "roles" / "student")
+    # still in the hub's staff group, no longer in the Unix one (changed while the hub was down)
+    assert role_dir(Spawner("bob", ["bert_mlm_course-staff"])) == str(
+        tmp_path / "roles" / "student")
+
+
+def test_the_roster_service_may_manage_users_and_groups_only(tmp_path, monkeypatch):
+    c = hub_config(tmp_path, monkeypatch)
+    [service] = c.JupyterHub.services
+    assert service == {"name": "hubctl", "api_token": "a-test-token"}
+    [role] = c.JupyterHub.load_roles
+    assert role["services"] == ["hubctl"]
+    assert set(role["scopes"]) == {"admin:users", "admin:groups", "admin:servers"}
+    assert (tmp_path / "state" / "api_url").read_text().startswith("http://127.0.0.1:")
+
+
+def test_a_restart_of_the_hub_leaves_users_servers_running(tmp_path, monkeypatch):
+    c = hub_config(tmp_path, monkeypatch)
+    assert c.JupyterHub.cleanup_servers is False and c.JupyterHub.cleanup_proxy is False
+    # the running proxy accepts the restarted hub: the same token every start
+    assert c.ConfigurableHTTPProxy.auth_token == "a-proxy-token"
+
+
+def test_each_server_logs_to_a_staff_only_file(tmp_path, monkeypatch):
+    import grp
+
+    monkeypatch.setattr(grp, "getgrnam", lambda name: type("G", (), {"gr_mem": ["root"]}))
+    c = hub_config(tmp_path, monkeypatch)
+    spawner = Spawner("root", ["bert_mlm_course-staff"])
+    c.Spawner.pre_spawn_hook(spawner)
+    log = tmp_path / "logs" / "servers" / "root.log"
+    assert spawner.popen_kwargs["stdout"].name == str(log)
+    assert oct(log.stat().st_mode & 0o777) == "0o640"
+    assert spawner.cmd[:2] == ["/bin/sh", "-c"] and "umask 007" in spawner.cmd[2]
+    spawner.popen_kwargs["stdout"].close()
+    handler = c.JupyterHub.logging_config["handlers"]["file"]
+    assert handler["filename"] == str(tmp_path / "logs" / "jupyterhub.log")
+    assert handler["class"] == "logging.handlers.RotatingFileHandler"
 
 
 def test_the_instructors_sources_carry_the_kernels_language_info(tmp_path):
@@ -89,3 +156,69 @@ def test_the_instructors_sources_carry_the_kernels_language_info(tmp_path):
     original = json.loads(source.read_text())
     assert copy["metadata"]["language_info"] == kernel_language_info()
     assert copy["cells"] == original["cells"]
+
+
+def test_the_export_carries_the_roster_and_says_what_came_and_when(tmp_path, monkeypatch):
+    """`nbgrader export` on the hub (deploy/hub/mlmcourse_hub.py): names and e-mail, a row for a
+    student who handed nothing in (submitted: no), late marks, times in UTC with their offset."""
+    import csv
+    import os
+    import sys
+    from datetime import datetime, timedelta
+
+    from nbgrader.api import Gradebook
+
+    sys.path.insert(0, str(DEPLOY))
+    from mlmcourse_hub import RosterCsvExport
+
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
+    due = datetime(2026, 12, 1, 12, 0, 0)
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
+        gradebook.add_assignment("bert_mlm", duedate=due)
+        for n, name in enumerate(["ann", "bob", "cat"]):
+            gradebook.add_student(name, first_name=f"First{n}", last_name=f"Last{n}",
+                                  email=f"{name}@uni.example")
+        gradebook.add_submission("bert_mlm", "ann", timestamp=due - timedelta(hours=1))
+        gradebook.add_submission("bert_mlm", "bob", timestamp=due + timedelta(seconds=90))
+        RosterCsvExport(to=str(tmp_path / "grades.csv")).export(gradebook)
+    with open(tmp_path / "grades.csv", newline="") as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    assert rows["ann"]["first_name"] == "First0" and rows["ann"]["email"] == "ann@uni.example"
+    assert (rows["ann"]["submitted"], rows["ann"]["late"]) == ("yes", "no")
+    assert rows["ann"]["timestamp"] == "2026-12-01T11:00:00+00:00"
+    assert rows["ann"]["duedate"] == "2026-12-01T12:00:00+00:00"
+    assert (rows["bob"]["late"], rows["bob"]["seconds_late"]) == ("yes", "90")
+    assert (rows["cat"]["submitted"], rows["cat"]["timestamp"], rows["cat"]["score"]) == (
+        "no", "", "0")
+
+
+# `make lab-ta`, the TA's lab off the hub, and `lab --dry-run` (issue 21's smaller points).
+
+def test_lab_dry_runs_start_nothing_and_write_no_work_copies(tmp_path):
+    """`--dry-run` says it starts nothing: it must not make the learner's work/ either; the
+    TA's lab opens on the course's instructor notebooks, not on a student's copy."""
+    course = copy_course(tmp_path / "course")
+    student = run_course(course, "lab", "--dry-run", "--no-browser")
+    ta = run_course(course, "lab", "--ta", "--dry-run", "--no-browser")
+    assert student.returncode == 0 and ta.returncode == 0, student.stderr + ta.stderr
+    assert not (course / "work").exists(), "lab --dry-run wrote work/"
+    assert "/lab/tree/bert_mlm/01_corruption.ipynb" in student.stdout
+    assert "--LabApp.default_url=/lab/tree/source/bert_mlm " in ta.stdout
+
+
+def test_a_roster_names_each_member_once_with_a_known_role(tmp_path):
+    import pytest
+
+    hubctl = runpy.run_path(str(DEPLOY / "hubctl.py"))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,first_name,last_name,email,role\n"
+                      "ann,Ann,Lee,ann@uni.example,\ndan,Dan,Ross,dan@uni.example,ta\n")
+    ann, dan = hubctl["read_roster"](roster)
+    assert (ann.id, ann.role, ann.last_name, ann.email) == ("ann", "student", "Lee",
+                                                           "ann@uni.example")
+    assert (dan.id, dan.role) == ("dan", "ta")
+    for bad, says in (("bob,,,,teacher\n", "role"), (",Bob,,,\n", "no id"),
+                      ("ann,,,,\n", "twice")):
+        roster.write_text("id,first_name,last_name,email,role\nann,,,,\n" + bad)
+        with pytest.raises(hubctl["HubError"], match=says):
+            hubctl["read_roster"](roster)

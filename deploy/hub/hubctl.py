@@ -1,24 +1,40 @@
-"""Prepare and start the course's JupyterHub (`make hub`; tests/test_hub.py uses the same steps).
+"""Prepare, start and change the course's JupyterHub (`make hub`; tests/test_hub.py uses the same
+steps). Run as root: the hub starts each user's server as that Unix user.
 
     python deploy/hub/hubctl.py setup --hub /srv/mlmcourse-hub --instructor alice \
-        --students bob,carol [--tas dave] [--notebooks 01_corruption] [--create-users]
+        (--roster roster.csv | --students bob,carol [--tas dave]) [--notebooks 01_corruption] \
+        [--create-users]
     python deploy/hub/hubctl.py start --hub /srv/mlmcourse-hub
+    python deploy/hub/hubctl.py roster --hub /srv/mlmcourse-hub roster.csv [--create-users]
 
-Run as root: the hub starts each user's server as that Unix user. `setup` makes, under --hub:
-  class.json   the class list (instructor, TAs, students) and the course id;
+Who is in the class is kept by the system: the Unix groups <course_id>-staff (the instructor and
+the TAs) and <course_id>-students say who may log in, and the hub groups of the same names which
+role each server gets. `roster` makes the class what a roster CSV says (columns id, first_name,
+last_name, email and role, `student` or `ta`), while the hub runs: Unix groups, the hub's groups
+and users through its REST API (as the service `hubctl`, with a token in state/), and the
+gradebook's names and e-mail. It never restarts the hub, never stops another user's server and
+never touches the course folder's files. Logins are the users' own Unix passwords (PAM): set
+them with `passwd NAME` (or chpasswd); nothing here makes or prints one.
+
+`setup` makes, under --hub (and may be run again: it keeps what is there and never overwrites
+the instructor's course files; it refuses while the hub runs):
+  course.json  the course id, its instructor and how users' servers run Python;
   roles/       each role's Jupyter configuration (copied from deploy/hub/roles/);
-  python/      the course package `mlmcourse` (helpers and the grader; no solutions);
-  exchange/    nbgrader's exchange root, writable by everyone, sticky (nbgrader's own
-               permissions inside keep students out of each other's submissions);
-  state/       the hub's database, cookie secret and password (root only);
-and the instructor's course folder ~instructor/<course_id> (mode 700): source/ with the chosen
-notebooks, the repository's nbgrader_config.py (the sandboxed engine, the course's feedback)
-and a gradebook that lists the students. TAs share it through the group <course_id>-staff.
+  python/      the course package `mlmcourse` (helpers and the grader; no solutions) and the
+               hub's own module mlmcourse_hub.py (the roster's CSV export, the grading log);
+  exchange/    nbgrader's exchange root (1777, sticky), with the course's inbound/, outbound/
+               and feedback/ owned by the staff group, so TAs collect and release too;
+  logs/        the hub's, each server's and the grading runs' logs (staff only);
+  state/       the hub's database, cookie secret and API token (root only);
+and the instructor's course folder ~instructor/<course_id> (2770, staff group): source/ with the
+chosen notebooks, nbgrader_config.py (the repository's, which grades through the sandboxed
+engine, plus the hub's exchange) and the gradebook (the class, with names and e-mail).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import grp
 import json
 import os
@@ -27,6 +43,10 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,10 +54,11 @@ DEPLOY = Path(__file__).resolve().parent
 COURSE_ID = "bert_mlm_course"
 ASSIGNMENT = "bert_mlm"
 PROXY = REPO / "build" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
+ROLES = ("student", "ta")
 
 
 class HubError(RuntimeError):
-    """The hub cannot be prepared or started here; the message says why and what to do."""
+    """The hub cannot be prepared, started or changed here; the message says why and what to do."""
 
 
 def require_root() -> None:
@@ -53,12 +74,29 @@ def run(*command: str, **options) -> subprocess.CompletedProcess:
     return done
 
 
-def create_user(name: str) -> None:
-    """A throwaway login with a private home folder (useradd; removed by remove_user)."""
+def user_exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+def create_user(name: str, full_name: str = "") -> bool:
+    """A login with a private home folder and no password yet (useradd); False when the user
+    exists already (nothing changed)."""
+    if user_exists(name):
+        return False
     if shutil.which("useradd") is None:
         raise HubError("useradd is missing: install the `passwd` package or create the users")
-    run("useradd", "--create-home", "--shell", "/bin/bash", name)
+    run("useradd", "--create-home", "--shell", "/bin/bash", "--comment", full_name, name)
     os.chmod(pwd.getpwnam(name).pw_dir, 0o700)
+    return True
+
+
+def set_password(name: str, password: str) -> None:
+    """The user's own login password, through chpasswd's standard input (never an argument)."""
+    run("chpasswd", input=f"{name}:{password}\n")
 
 
 def remove_user(name: str) -> None:
@@ -73,7 +111,26 @@ def home(name: str) -> Path:
 
 
 def staff_group(course_id: str = COURSE_ID) -> str:
+    """The instructor and the TAs: a Unix group (course folder, exchange, logs) and a hub group."""
     return f"{course_id}-staff"
+
+
+def student_group(course_id: str = COURSE_ID) -> str:
+    return f"{course_id}-students"
+
+
+def group_members(group: str) -> set[str]:
+    try:
+        return set(grp.getgrnam(group).gr_mem)
+    except KeyError:
+        return set()
+
+
+def ensure_group(group: str) -> None:
+    try:
+        grp.getgrnam(group)
+    except KeyError:
+        run("groupadd", group)
 
 
 def reachable_by_others(path: Path) -> bool:
@@ -130,34 +187,6 @@ def _link_or_copy(source, target) -> None:
         shutil.copy2(source, target)
 
 
-def write_class(hub: Path, instructor: str, tas: list[str], students: list[str]) -> dict:
-    members = {"course_id": COURSE_ID, "instructor": instructor, "tas": tas,
-               "students": students, "python": user_python(hub)}
-    (hub / "class.json").write_text(json.dumps(members, indent=2) + "\n")
-    return members
-
-
-def prepare_hub_folder(hub: Path) -> None:
-    for name, mode in (("", 0o755), ("state", 0o700), ("exchange", 0o1777)):
-        (hub / name).mkdir(parents=True, exist_ok=True)
-        os.chmod(hub / name, mode)
-    for name in ("roles", "python"):
-        shutil.rmtree(hub / name, ignore_errors=True)
-    shutil.copytree(DEPLOY / "roles", hub / "roles")
-    for role in (hub / "roles").iterdir():
-        # Jupyter writes this marker in its config folder once it has looked for an IPython 3
-        # profile to migrate; the role folders are read-only to users, so it must be there.
-        (role / "migrated").write_text("")
-    shutil.copytree(REPO / "mlmcourse", hub / "python" / "mlmcourse",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    python = user_python(hub)
-    install_runtime(hub, python)
-    write_script_wrappers(hub / "bin", python)
-    # (runtime/ keeps its files' own modes: they may be hard links to the original's files)
-    readable = [str(hub / name) for name in ("roles", "python", "bin")]
-    subprocess.run(["chmod", "-R", "a+rX,go-w", *readable], check=True)
-
-
 def write_script_wrappers(folder: Path, python: dict) -> None:
     """The venv's commands (nbgrader, alembic, jupyter...) for users who run the system's Python:
     the venv's own scripts start the interpreter they cannot reach."""
@@ -175,25 +204,6 @@ def write_script_wrappers(folder: Path, python: dict) -> None:
             wrapper.chmod(0o755)
 
 
-def prepare_course(hub: Path, instructor: str, tas: list[str], students: list[str],
-                   notebooks: list[str]) -> Path:
-    """The instructor's course folder: source notebooks, the course config, a gradebook."""
-    course = home(instructor) / COURSE_ID
-    source = course / "source" / ASSIGNMENT
-    source.mkdir(parents=True, exist_ok=True)
-    for name in notebooks:
-        copy_with_language_info(REPO / "source" / ASSIGNMENT / f"{name}.ipynb",
-                                source / f"{name}.ipynb")
-    shutil.copy2(REPO / "nbgrader_config.py", course / "nbgrader_config.py")
-    group = share_with_tas(instructor, tas)
-    run("chown", "-R", f"{instructor}:{group}", str(course))
-    add_students_to_gradebook(hub, instructor, course, students)
-    run("chown", "-R", f"{instructor}:{group}", str(course))  # the new gradebook too
-    run("chmod", "-R", "u+rwX,g+rwX,o-rwx", str(course))
-    run("find", str(course), "-type", "d", "-exec", "chmod", "g+s", "{}", "+")
-    return course
-
-
 def copy_with_language_info(notebook: Path, target: Path) -> None:
     """Copy a source notebook with the language_info the users' kernel reports (the same
     interpreter and ipykernel), as `make lab` does for a student's kit: JupyterLab writes it
@@ -208,103 +218,419 @@ def copy_with_language_info(notebook: Path, target: Path) -> None:
     nbio.write(nb, target)
 
 
-def share_with_tas(instructor: str, tas: list[str]) -> str:
-    """The staff group owns the course folder; TAs reach it through the instructor's home."""
-    group = staff_group()
-    try:
-        grp.getgrnam(group)
-    except KeyError:
-        run("groupadd", group)
-    for user in [instructor, *tas]:
-        run("usermod", "--append", "--groups", group, user)
-    instructor_home = home(instructor)
-    run("chgrp", group, str(instructor_home))
-    os.chmod(instructor_home, 0o710)  # staff may pass through to the course, not list the home
-    return group
+# ---------------------------------------------------------------------------------------------
+# The class: who is in it (a roster), and making the system say the same.
+
+@dataclass(frozen=True)
+class Member:
+    """One line of the roster: a Unix user name and what the gradebook shows of them."""
+
+    id: str
+    role: str = "student"  # or "ta"
+    first_name: str = ""
+    last_name: str = ""
+    email: str = ""
+
+    def gradebook_entry(self) -> dict:
+        """Names and e-mail for nbgrader; without a roster's names, the account's full name
+        (useradd --comment, `First Last`) or else the user name as the last name."""
+        first, last = self.first_name, self.last_name
+        if not (first or last):
+            full = pwd.getpwnam(self.id).pw_gecos.split(",")[0].strip() if user_exists(
+                self.id) else ""
+            first, _, last = full.rpartition(" ")
+            last = last or self.id
+        return {"id": self.id, "first_name": first, "last_name": last,
+                "email": self.email or None}
+
+
+def read_roster(path: Path) -> list[Member]:
+    """A roster CSV: id, first_name, last_name, email (nbgrader's `db student import` columns),
+    and role (`student`, the default, or `ta`)."""
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    members = []
+    for number, row in enumerate(rows, start=2):
+        row = {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()}
+        role = row.get("role") or "student"
+        if not row.get("id"):
+            raise HubError(f"{path}, line {number}: no id (columns: id, first_name, last_name, "
+                           "email, role)")
+        if role not in ROLES:
+            raise HubError(f"{path}, line {number}: role {role!r}; use one of {', '.join(ROLES)}")
+        members.append(Member(row["id"], role, row.get("first_name", ""),
+                              row.get("last_name", ""), row.get("email", "")))
+    ids = [m.id for m in members]
+    if len(set(ids)) != len(ids):
+        raise HubError(f"{path}: an id appears twice")
+    return members
+
+
+def members_from_lists(students: list[str], tas: list[str]) -> list[Member]:
+    return [*(Member(name, "ta") for name in tas), *(Member(name) for name in students)]
+
+
+def current_class(instructor: str) -> dict[str, str]:
+    """Who is in the class now, as the Unix groups say: user -> role."""
+    staff = group_members(staff_group()) - {instructor}
+    return {**{name: "student" for name in group_members(student_group())},
+            **{name: "ta" for name in staff}}
+
+
+@dataclass
+class Change:
+    added: list[Member]
+    removed: list[str]
+    moved: list[Member]  # a student who became a TA, or the other way
+
+
+def plan(instructor: str, members: list[Member]) -> Change:
+    now = current_class(instructor)
+    wanted = {m.id: m for m in members if m.id != instructor}
+    return Change(added=[m for name, m in wanted.items() if name not in now],
+                  removed=sorted(name for name in now if name not in wanted),
+                  moved=[m for name, m in wanted.items() if name in now and now[name] != m.role])
+
+
+def apply_unix_groups(instructor: str, members: list[Member], change: Change) -> None:
+    for group in (staff_group(), student_group()):
+        ensure_group(group)
+    run("usermod", "--append", "--groups", staff_group(), instructor)
+    for member in [*change.added, *change.moved]:
+        keep, drop = ((staff_group(), student_group()) if member.role == "ta"
+                      else (student_group(), staff_group()))
+        run("usermod", "--append", "--groups", keep, member.id)
+        if member.id in group_members(drop):
+            run("gpasswd", "--delete", member.id, drop)
+    for name in change.removed:
+        for group in (staff_group(), student_group()):
+            if name in group_members(group):
+                run("gpasswd", "--delete", name, group)
+
+
+def apply_roster(hub: Path, instructor: str, members: list[Member],
+                 create_users: bool = False) -> Change:
+    """Accounts (created when asked), Unix groups, gradebook, and the running hub's groups."""
+    change = plan(instructor, members)
+    for member in change.added:
+        if create_users:
+            full = " ".join(filter(None, [member.first_name, member.last_name]))
+            create_user(member.id, full)
+        else:
+            home(member.id)  # fails, with what to do, before anything changed
+    apply_unix_groups(instructor, members, change)
+    course = home(instructor) / COURSE_ID
+    update_gradebook(hub, instructor, course,
+                     add=[m for m in members if m.role == "student" and m.id != instructor],
+                     remove=[*change.removed, *(m.id for m in change.moved if m.role == "ta")])
+    if hub_running(hub):
+        sync_hub_groups(hub, instructor, change)
+    return change
 
 
 GRADEBOOK = """
-import sys
-from nbgrader.api import Gradebook
+import json, sys
+from nbgrader.api import Gradebook, MissingEntry
+change = json.load(sys.stdin)
 with Gradebook(sys.argv[1]) as gradebook:
-    for student in sys.argv[2:]:
-        gradebook.update_or_create_student(student, last_name=student, first_name="")
+    for student in change["add"]:
+        gradebook.update_or_create_student(student.pop("id"), **student)
+    for name in change["remove"]:
+        try:
+            student = gradebook.find_student(name)
+        except MissingEntry:
+            continue
+        if not student.submissions:  # a student with work keeps their grades
+            gradebook.remove_student(name)
 """
 
 
-def add_students_to_gradebook(hub: Path, instructor: str, course: Path,
-                              students: list[str]) -> None:
-    """As the instructor (the gradebook is theirs): the class list, so the formgrader knows it."""
+def update_gradebook(hub: Path, instructor: str, course: Path, add: list[Member],
+                     remove: list[str]) -> None:
+    """As the instructor (the gradebook is theirs, group-writable for staff): the class with
+    names and e-mail, so the formgrader and the export show them."""
     python = user_python(hub)
     env = dict(os.environ, **python["env"], PATH=f"{hub / 'bin'}:{os.environ['PATH']}")
-    run("runuser", "-u", instructor, "--", python["executable"], "-c", GRADEBOOK,
-        f"sqlite:///{course / 'gradebook.db'}", *students, cwd=course, env=env)
+    change = {"add": [m.gradebook_entry() for m in add], "remove": remove}
+    run("runuser", "-u", instructor, "--", "sh", "-c", 'umask 007 && exec "$0" "$@"',
+        python["executable"], "-c", GRADEBOOK, f"sqlite:///{course / 'gradebook.db'}",
+        cwd=course, env=env, input=json.dumps(change))
+    # SQLite makes a new database 0644 whatever the umask allows: staff must write it too
+    os.chmod(course / "gradebook.db", 0o660)
 
 
-def setup(hub: Path, instructor: str, students: list[str], tas: list[str] = (),
-          notebooks: list[str] = ("01_corruption",), create_users: bool = False) -> dict:
+# ---------------------------------------------------------------------------------------------
+# The running hub: its pid, its REST API.
+
+def hub_pid(hub: Path) -> int | None:
+    """The running hub's process id (state/jupyterhub.pid, checked against /proc), or None."""
+    try:
+        pid = int((hub / "state" / "jupyterhub.pid").read_text().strip())
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return None
+    return pid if b"jupyterhub" in command else None
+
+
+def hub_running(hub: Path) -> bool:
+    return hub_pid(hub) is not None
+
+
+def api(hub: Path, method: str, path: str, body: dict | None = None) -> dict | None:
+    """One call to the hub's REST API as the service `hubctl` (its token is in state/)."""
+    base = (hub / "state" / "api_url").read_text().strip()
+    token = (hub / "state" / "hubctl_token").read_text().strip()
+    request = urllib.request.Request(
+        f"{base}{path}", method=method, headers={"Authorization": f"token {token}"},
+        data=None if body is None else json.dumps(body).encode())
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read()
+    except urllib.error.HTTPError as err:
+        if err.code == 404 or (err.code == 409 and method == "POST"):
+            return None  # no such user (already gone), or already there
+        raise HubError(f"hub API {method} {path}: {err.code} {err.read()[:300]!r}") from None
+    return json.loads(text) if text else None
+
+
+def sync_hub_groups(hub: Path, instructor: str, change: Change) -> None:
+    """The running hub learns the change: new users and their group, removed users deleted
+    (their server stops, nobody else's), a user whose role changed gets the other group and
+    a stopped server (the next start has the new role's panels)."""
+    groups = {"student": student_group(), "ta": staff_group()}
+    for member in change.added:
+        api(hub, "POST", f"/users/{member.id}")
+        api(hub, "POST", f"/groups/{groups[member.role]}/users", {"users": [member.id]})
+    for member in change.moved:
+        other = groups["student" if member.role == "ta" else "ta"]
+        api(hub, "DELETE", f"/groups/{other}/users", {"users": [member.id]})
+        api(hub, "POST", f"/groups/{groups[member.role]}/users", {"users": [member.id]})
+        stop_server(hub, member.id)
+    for name in change.removed:
+        stop_server(hub, name)
+        api(hub, "DELETE", f"/users/{name}")
+
+
+def stop_server(hub: Path, name: str, seconds: float = 60) -> None:
+    """Stop the user's server and wait until it has stopped (the hub refuses to delete a user
+    whose server is still stopping)."""
+    api(hub, "DELETE", f"/users/{name}/server")
+    deadline = time.monotonic() + seconds
+    while (user := api(hub, "GET", f"/users/{name}")) and (user.get("server")
+                                                          or user.get("pending")):
+        if time.monotonic() > deadline:
+            raise HubError(f"{name}'s server did not stop in {seconds:.0f} s")
+        time.sleep(0.3)
+
+
+# ---------------------------------------------------------------------------------------------
+# Setting up and starting.
+
+def read_course(hub: Path) -> dict:
+    try:
+        return json.loads((hub / "course.json").read_text())
+    except FileNotFoundError:
+        raise HubError(f"{hub} is not set up: run `hubctl.py setup --hub {hub} ...` "
+                       "first") from None
+
+
+def setup(hub: Path, instructor: str, students: list[str] = (), tas: list[str] = (),
+          notebooks: list[str] = ("01_corruption",), create_users: bool = False,
+          roster: list[Member] | None = None) -> dict:
+    """Idempotent: a second run changes only what the arguments change, and keeps the course
+    folder's files (the instructor's edits) as they are."""
     require_root()
+    if hub_running(hub):
+        raise HubError(f"the hub is running (pid {hub_pid(hub)}): set-up would change files its "
+                       "servers use. Change the class with `hubctl.py roster`, or stop the hub "
+                       "first")
     user_python(hub)  # fails early, with the reason, where users could not run the course
+    members = list(roster) if roster is not None else members_from_lists(students, tas)
     if create_users:
-        for user in [instructor, *tas, *students]:
-            create_user(user)
+        create_user(instructor)
+    home(instructor)
+    if read_existing_instructor(hub) not in (None, instructor):
+        raise HubError(f"{hub} belongs to the course of {read_existing_instructor(hub)!r}")
+    for group in (staff_group(), student_group()):
+        ensure_group(group)
     prepare_hub_folder(hub)
-    prepare_course(hub, instructor, list(tas), students, list(notebooks))
-    return write_class(hub, instructor, list(tas), students)
+    course = prepare_course(instructor, list(notebooks))
+    prepare_exchange(hub, instructor)
+    info = write_course(hub, instructor)
+    apply_roster(hub, instructor, members, create_users)
+    run("chown", "-R", f"{instructor}:{staff_group()}", str(course))  # the new gradebook too
+    return info
 
 
-def hub_password(hub: Path) -> str:
-    """MLMCOURSE_HUB_PASSWORD, or one made once and kept in state/password (root only)."""
-    given = os.environ.get("MLMCOURSE_HUB_PASSWORD")
-    if given:
-        return given
-    kept = hub / "state" / "password"
-    if not kept.exists():
-        kept.write_text(secrets.token_urlsafe(12))
-        os.chmod(kept, 0o600)
-    return kept.read_text()
+def read_existing_instructor(hub: Path) -> str | None:
+    try:
+        return json.loads((hub / "course.json").read_text())["instructor"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def write_course(hub: Path, instructor: str) -> dict:
+    info = {"course_id": COURSE_ID, "instructor": instructor, "python": user_python(hub)}
+    (hub / "course.json").write_text(json.dumps(info, indent=2) + "\n")
+    return info
+
+
+def prepare_hub_folder(hub: Path) -> None:
+    for name, mode in (("", 0o755), ("state", 0o700), ("exchange", 0o1777)):
+        (hub / name).mkdir(parents=True, exist_ok=True)
+        os.chmod(hub / name, mode)
+    # logs/: the hub (root) writes its own and each server's; staff servers add grading.log.
+    for name in ("logs", "logs/servers"):
+        (hub / name).mkdir(exist_ok=True)
+        os.chown(hub / name, 0, grp.getgrnam(staff_group()).gr_gid)
+        os.chmod(hub / name, 0o2770 if name == "logs" else 0o2750)
+    for name in ("hubctl_token", "proxy_token"):  # the roster service's; the proxy's
+        token = hub / "state" / name
+        if not token.exists():
+            token.write_text(secrets.token_hex(32) + "\n")
+            os.chmod(token, 0o600)
+    for name in ("roles", "python"):
+        shutil.rmtree(hub / name, ignore_errors=True)
+    shutil.copytree(DEPLOY / "roles", hub / "roles")
+    for role in (hub / "roles").iterdir():
+        # Jupyter writes this marker in its config folder once it has looked for an IPython 3
+        # profile to migrate; the role folders are read-only to users, so it must be there.
+        (role / "migrated").write_text("")
+    shutil.copytree(REPO / "mlmcourse", hub / "python" / "mlmcourse",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy2(DEPLOY / "mlmcourse_hub.py", hub / "python" / "mlmcourse_hub.py")
+    python = user_python(hub)
+    install_runtime(hub, python)
+    write_script_wrappers(hub / "bin", python)
+    # (runtime/ keeps its files' own modes: they may be hard links to the original's files)
+    readable = [str(hub / name) for name in ("roles", "python", "bin")]
+    subprocess.run(["chmod", "-R", "a+rX,go-w", *readable], check=True)
+
+
+def prepare_exchange(hub: Path, instructor: str) -> None:
+    """The course's folders in the exchange, made before anybody releases, with the modes
+    nbgrader gives them for a group-shared course and the staff group as their group (setgid):
+    made by the first staff member to release, they belonged to that user's own group, and a
+    TA could not collect ("no read permissions for .../inbound") nor release feedback."""
+    gid = grp.getgrnam(staff_group()).gr_gid
+    uid = pwd.getpwnam(instructor).pw_uid
+    course = hub / "exchange" / COURSE_ID
+    for folder, mode in ((course, 0o2775), (course / "outbound", 0o2775),
+                         (course / "inbound", 0o2773), (course / "feedback", 0o2771)):
+        folder.mkdir(exist_ok=True)
+        os.chown(folder, uid, gid)
+        os.chmod(folder, mode)
+
+
+HUB_EXCHANGE = '''
+# On the course's hub (added by deploy/hub/hubctl.py setup): the class's exchange, for every
+# nbgrader command a TA runs in this folder (the formgrader gets it from the hub's role config).
+if os.environ.get("MLMCOURSE_EXCHANGE"):
+    c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
+'''
+
+
+def prepare_course(instructor: str, notebooks: list[str]) -> Path:
+    """The instructor's course folder: source notebooks, the course config, shared with staff.
+    Only what is missing is written: an edited notebook or nbgrader_config.py stays."""
+    course = home(instructor) / COURSE_ID
+    source = course / "source" / ASSIGNMENT
+    source.mkdir(parents=True, exist_ok=True)
+    for name in notebooks:
+        target = source / f"{name}.ipynb"
+        if not target.exists():
+            copy_with_language_info(REPO / "source" / ASSIGNMENT / f"{name}.ipynb", target)
+    config = course / "nbgrader_config.py"
+    if not config.exists():
+        config.write_text((REPO / "nbgrader_config.py").read_text() + HUB_EXCHANGE)
+    instructor_home = home(instructor)
+    run("chgrp", staff_group(), str(instructor_home))
+    os.chmod(instructor_home, 0o710)  # staff may pass through to the course, not list the home
+    run("chown", "-R", f"{instructor}:{staff_group()}", str(course))
+    run("chmod", "-R", "u+rwX,g+rwX,o-rwx", str(course))
+    run("find", str(course), "-type", "d", "-exec", "chmod", "g+s", "{}", "+")
+    return course
 
 
 def hub_command(hub: Path) -> tuple[list[str], dict[str, str]]:
     """The command line and environment that start the hub (run it with cwd=hub/state)."""
     require_root()
-    if not (hub / "class.json").is_file():
-        raise HubError(f"{hub} is not set up: run `hubctl.py setup --hub {hub} ...` first")
+    read_course(hub)
     if not PROXY.is_file():
         raise HubError(f"{PROXY} is missing: `make hub` installs configurable-http-proxy there "
                        "from npm (deploy/hub/package-lock.json)")
-    env = dict(os.environ, MLMCOURSE_HUB=str(hub), MLMCOURSE_HUB_PASSWORD=hub_password(hub))
+    env = dict(os.environ, MLMCOURSE_HUB=str(hub))
     env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '/usr/bin:/bin')}"
     command = [sys.executable, "-m", "jupyterhub", "-f", str(DEPLOY / "jupyterhub_config.py")]
     return command, env
 
 
+def rotate(path: Path, keep: int = 5, size: int = 10_000_000) -> None:
+    """path -> path.1 -> ... (keep copies) once it is past `size` bytes."""
+    if not path.exists() or path.stat().st_size <= size:
+        return
+    for n in range(keep - 1, 0, -1):
+        if path.with_name(f"{path.name}.{n}").exists():
+            path.with_name(f"{path.name}.{n}").rename(path.with_name(f"{path.name}.{n + 1}"))
+    path.rename(path.with_name(f"{path.name}.1"))
+
+
+def start_checks(hub: Path) -> None:
+    if hub_running(hub):
+        raise HubError(f"the hub is already running (pid {hub_pid(hub)}); "
+                       "`hubctl.py roster` changes the class without a restart")
+    rotate(hub / "logs" / "grading.log")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["setup", "start"])
+    parser.add_argument("action", choices=["setup", "start", "roster"])
+    parser.add_argument("roster_file", nargs="?", type=Path,
+                        help="roster: the class as a CSV (id, first_name, last_name, email, role)")
     parser.add_argument("--hub", type=Path, default=REPO / "build" / "hub",
                         help="the hub's folder (default build/hub)")
     parser.add_argument("--instructor", help="the instructor's Unix user (setup)")
+    parser.add_argument("--roster", type=Path, help="the class as a CSV (setup; as `roster`)")
     parser.add_argument("--students", default="", help="comma-separated Unix users (setup)")
     parser.add_argument("--tas", default="", help="comma-separated Unix users (setup)")
     parser.add_argument("--notebooks", default="01_corruption,02_stable_log_softmax,"
                         "03_empty_mask_and_gradient,04_experiment,05_why_80_10_10,06_real_bert")
     parser.add_argument("--create-users", action="store_true",
-                        help="create the users with useradd first (setup)")
-    args = parser.parse_args(argv)
+                        help="create missing users with useradd (no password: set it with passwd)")
+    args = parser.parse_intermixed_args(argv)  # `roster --hub H FILE` and `roster FILE --hub H`
     split = lambda text: [name for name in text.split(",") if name]  # noqa: E731
     hub = args.hub.resolve()
     try:
         if args.action == "setup":
-            if not args.instructor or not args.students:
-                raise HubError("setup needs --instructor NAME and --students A,B,...")
+            if not args.instructor or not (args.students or args.roster):
+                raise HubError("setup needs --instructor NAME and --roster FILE.csv or "
+                               "--students A,B,...")
+            roster = read_roster(args.roster) if args.roster else None
             setup(hub, args.instructor, split(args.students), split(args.tas),
-                  split(args.notebooks), args.create_users)
+                  split(args.notebooks), args.create_users, roster)
             print(f"hub prepared in {hub}; start it with: make hub")
             return 0
+        if args.action == "roster":
+            require_root()
+            if not args.roster_file:
+                raise HubError("roster needs the class as a CSV: hubctl.py roster FILE.csv")
+            instructor = read_course(hub)["instructor"]
+            change = apply_roster(hub, instructor, read_roster(args.roster_file),
+                                  args.create_users)
+            for member in change.added:
+                print(f"added {member.id} ({member.role})")
+            for member in change.moved:
+                print(f"{member.id} is now a {member.role}")
+            for name in change.removed:
+                print(f"removed {name} (account, home folder and grades kept)")
+            if not hub_running(hub):
+                print("the hub is not running: it loads the class when it starts")
+            return 0
+        start_checks(hub)
         command, env = hub_command(hub)
         print(f"JupyterHub on http://127.0.0.1:{env.get('MLMCOURSE_HUB_PORT', 8000)}/ "
-              f"(password: {env['MLMCOURSE_HUB_PASSWORD']}); Ctrl-C stops it")
+              f"(users log in with their own Unix password; logs in {hub / 'logs'}); "
+              "Ctrl-C stops it")
         os.chdir(hub / "state")
         os.execve(command[0], command, env)
     except HubError as err:

@@ -20,3 +20,20 @@ c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
 # TAs share the course folder through its group: nbgrader keeps what it writes there (release,
 # submitted, autograded, feedback) group-writable.
 c.CourseDirectory.groupshared = True
+
+# `nbgrader export` (a TA's terminal, or the formgrader's API): the roster's names and e-mail,
+# a row for each student whether or not anything came, late marks, times with their zone.
+c.ExportApp.plugin_class = "mlmcourse_hub.RosterCsvExport"
+
+# Grading from a terminal (`nbgrader autograde`, `collect`, `generate_feedback`...) logs to the
+# hub's logs/grading.log as well, which only staff can read; the formgrader's buttons log there
+# through the server (roles/instructor/jupyter_server_config.py).
+logs = os.environ.get("MLMCOURSE_HUB_LOGS")
+if logs:
+    user = os.environ.get("JUPYTERHUB_USER", "?")
+    for app in ("AutogradeApp", "CollectApp", "ZipCollectApp", "GenerateAssignmentApp",
+                "ReleaseAssignmentApp", "GenerateFeedbackApp", "ReleaseFeedbackApp", "ExportApp"):
+        c[app].logfile = os.path.join(logs, "grading.log")
+        # who ran it, and when (the same shape as the formgrader's lines there)
+        c[app].log_format = f"[%(asctime)s {user} %(levelname)s] %(name)s: %(message)s"
+        c[app].log_datefmt = "%Y-%m-%d %H:%M:%S%z"
