@@ -73,7 +73,7 @@ def test_limits_carry_the_cpu_share_and_task_count():
 
 def test_without_the_sandbox_no_worker_starts_unless_the_risk_is_named(monkeypatch, fresh_zygote):
     monkeypatch.setenv("MLMCOURSE_SANDBOX", "none")  # the old name of the fallback: refused now
-    with pytest.raises(zygote.SandboxRefused, match="MLMCOURSE_SANDBOX=unsafe-no-sandbox"):
+    with pytest.raises(sandbox.SandboxRefused, match="MLMCOURSE_SANDBOX=unsafe-no-sandbox"):
         zygote_handle.get_zygote()
     monkeypatch.setenv("MLMCOURSE_SANDBOX", zygote.UNSAFE)
     assert zygote_handle.get_zygote().sandbox == zygote.UNSAFE
@@ -135,12 +135,12 @@ def test_a_setsid_daemon_dies_with_its_worker(mode, monkeypatch, fresh_zygote):
 
 
 @pytest.mark.slow
-def test_setsid_daemon_sample_full_marks_and_nothing_survives(tmp_path, fresh_zygote):
+def test_setsid_daemon_sample_scores_exactly_and_nothing_survives(tmp_path, fresh_zygote):
     folder = tmp_path / "submission"
     write_student(ROOT, folder, "hostile_setsid_daemon", [FIRST])
     [result] = grade_submission(ROOT, "hostile_setsid_daemon", folder, tmp_path / "scratch",
                                 Limits(), notebooks=[FIRST])
-    assert result.score == 24
+    assert result.score == 22  # right answers; starting processes costs the claim check (2)
     time.sleep(1)
     assert not survivors(MARKER)
     assert not list(Path("/tmp").glob("HACKED_BY_hostile_setsid_daemon"))
