@@ -19,7 +19,8 @@ How a notebook is graded:
    (:mod:`mlmcourse.grader.sandbox`: no course directory, no network, read-only system,
    ``nobody``), with the memory, CPU-time and wall-clock `Limits` everywhere. Each call of a
    proxy ships tensors there and back as raw storage bytes plus a JSON description
-   (:mod:`mlmcourse.grader.wire`); nothing the worker sends is ever unpickled.
+   (:mod:`mlmcourse.grader.protocol`, :mod:`mlmcourse.grader.codec`); nothing the worker sends
+   is ever unpickled.
    Only the cells a score can depend on run (:mod:`mlmcourse.grader.slicing`): the setup cell,
    the answer cells, the graded cells and the cells whose names those read; a demo cell shows a
    one-line note instead of its output, and a notebook with no graded cell is not run at all

@@ -37,7 +37,7 @@ def clean_text(value: Any, cap: int = OUTPUT_CAP, note: str = TRUNCATED, tail: b
 
 
 def clean_error(info: Any) -> dict:
-    """An error a worker described (`encode_error`), capped and plain."""
+    """An error a worker described (`protocol.error_info`), capped and plain."""
     info = info if isinstance(info, dict) else {}
     mro = info.get("mro") if isinstance(info.get("mro"), list) else []
     return {"mro": [[clean_text(e[0], 200, ""), clean_text(e[1], 200, "")] for e in mro[:32]

@@ -57,23 +57,19 @@ class SharedArguments:
                 found[index] = now
         return found
 
-    def write_back(self, leaves: list) -> list[int]:
-        """Copy what changed into the caller's tensors among `leaves` (the ones that were sent);
-        return the indices of the leaves whose memory changed."""
+    def write_back(self, leaves: list) -> None:
+        """Copy what changed into the caller's tensors among `leaves` (the ones that were sent)."""
         import torch
 
         from .codec import byte_view, has_data
 
         changed = self.changed()
-        if not changed:
-            return []
-        touched, done = [], set()
+        done = set()
         for leaf, storage in self.leaf_storage.items():
-            if storage not in changed:
-                continue
-            touched.append(leaf)
+            if storage not in changed or storage in done or leaf >= len(leaves):
+                continue  # (the leaves after the arguments' are the trusted side's own)
             target = leaves[leaf]
-            if storage in done or not isinstance(target, torch.Tensor) or not has_data(target):
+            if not isinstance(target, torch.Tensor) or not has_data(target):
                 continue
             view = byte_view(target)
             data = torch.frombuffer(bytearray(changed[storage]), dtype=torch.uint8)
@@ -81,7 +77,6 @@ class SharedArguments:
                 with torch.no_grad():
                     view.copy_(data.to(view.device))
                 done.add(storage)
-        return touched
 
     def close(self) -> None:
         try:
