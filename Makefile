@@ -32,6 +32,7 @@ $(READY): requirements/constraints.txt requirements/course.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
 	    -c requirements/constraints.txt -r requirements/course.txt -e .
+	$(BIN)/python -m mlmcourse install-config
 	@touch $@
 
 $(READY_DEV): $(READY) $(wildcard requirements/*.txt)

@@ -1,4 +1,4 @@
-"""The command line: `python -m mlmcourse {build,grade,check,lab,normalize,site,bench}`."""
+"""The command line: `python -m mlmcourse COMMAND` (build, grade, check, lab, site, bench, ...)."""
 
 from __future__ import annotations
 
@@ -67,13 +67,15 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from mlmcourse.course.layout import find_course
+
     from .check import all_passed, check_names, check_result, report
 
     notebook = Path(args.notebook).resolve()
     if not notebook.is_file():
         print(f"check: no such notebook: {args.notebook}", file=sys.stderr)
         return 2
-    root = find_root()
+    root = find_course()
     result = check_result(root, notebook)
     print(report(result, check_names(root, result.notebook)))
     return 0 if all_passed(result) else 1
@@ -96,6 +98,13 @@ def cmd_lab(args: argparse.Namespace) -> int:
 
     role = lab.TA if args.ta else lab.STUDENT
     return lab.main(find_root(), args.port, not args.no_browser, args.dry_run, role)
+
+
+def cmd_install_config(args: argparse.Namespace) -> int:
+    from mlmcourse.course.environment import install_environment_config
+
+    print(f"install-config: {install_environment_config()}")
+    return 0
 
 
 def cmd_site(args: argparse.Namespace) -> int:
@@ -145,6 +154,10 @@ def parser() -> argparse.ArgumentParser:
     lab.add_argument("--no-browser", action="store_true")
     lab.add_argument("--dry-run", action="store_true", help="print the command, start nothing")
     lab.set_defaults(run=cmd_lab)
+
+    install = sub.add_parser(
+        "install-config", help="the course's Validate settings for this Python environment")
+    install.set_defaults(run=cmd_install_config)
 
     site = sub.add_parser("site", help="the reading edition as HTML pages in build/site/")
     site.add_argument("--out", default=None, help="another folder for the pages")

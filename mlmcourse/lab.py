@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from mlmcourse.course import nbio
+from mlmcourse.course.environment import install_environment_config
 from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.grader.config import course_config, with_interpreter_bin
 
@@ -146,6 +147,7 @@ def main(root: Path, port: int | None, open_browser: bool, dry_run: bool,
         return 0
     if stale:
         build(root, stale)
+    install_environment_config()  # an environment made without make (conda) gets it here
     if role == STUDENT:
         for created in ensure_work_copies(root):
             print(f"lab: your copy to work in: {created.relative_to(root)}")

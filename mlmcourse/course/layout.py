@@ -22,6 +22,28 @@ def find_root(start: Path | None = None) -> Path:
     )
 
 
+def installed_course_root() -> Path | None:
+    """The course folder this package was installed from (`pip install -e`, as `make lab` and
+    `make test` do), or None where the package stands alone (a wheel, the hub's copy)."""
+    folder = Path(__file__).resolve().parents[2]
+    is_course = (folder / "nbgrader_config.py").is_file() and (folder / "source").is_dir()
+    return folder if is_course else None
+
+
+def find_course(start: Path | None = None) -> Path:
+    """The course around `start` (or the working folder), else the one this package came from:
+    a learner's copy of a notebook may live anywhere on the machine."""
+    try:
+        return find_root(start)
+    except FileNotFoundError as missing:
+        installed = installed_course_root()
+        if installed is None:
+            raise FileNotFoundError(
+                f"{missing}; run this from the course folder or set MLMCOURSE_ROOT to it"
+            ) from None
+        return installed
+
+
 def source_notebooks(root: Path) -> list[Path]:
     """The instructor notebooks of the series, in order."""
     return sorted((root / "source" / ASSIGNMENT).glob("[0-9][0-9]_*.ipynb"))

@@ -11,10 +11,50 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
+import textwrap
 
 
 class CheckFailed(AssertionError):
     """A visible check failed; the message says what to fix."""
+
+
+# nbgrader's Validate indents every line of an error by four spaces and cuts it at 87 characters,
+# so a message shown in lines of at most this many characters reaches the student whole.
+MESSAGE_WIDTH = 80
+
+
+def message_lines(error: BaseException, width: int = MESSAGE_WIDTH) -> list[str]:
+    """`CheckFailed: message` as lines of at most `width` characters, the message's own line
+    breaks kept."""
+    lines: list[str] = []
+    for paragraph in f"{type(error).__name__}: {error}".splitlines():
+        lines.extend(textwrap.wrap(paragraph, width, break_on_hyphens=False,
+                                   subsequent_indent="  ") or [""])
+    return lines
+
+
+def _show_message_only(shell, etype, value, tb, tb_offset=None):
+    """IPython's handler for a failed check: the message, without the traceback through this
+    module (the check cell's own few lines already say what was called)."""
+    lines = message_lines(value)
+    shell._showtraceback(etype, value, lines)
+    return lines
+
+
+def _show_failed_checks_plainly() -> None:
+    """In an IPython kernel, a failed check shows as its message alone, in short lines: in the
+    notebook, in Validate's dialog and in `nbgrader validate`. The error's name and text (what
+    the grader and the feedback read) stay as they are."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None and not shell.custom_exceptions:  # never displace someone else's
+        shell.set_custom_exc((CheckFailed,), _show_message_only)
+
+
+_show_failed_checks_plainly()
 
 
 def expect(condition, message: str) -> None:
@@ -111,8 +151,7 @@ def expect_no_library_loss(call, what: str) -> None:
 def expect_returns(call, expected, what: str, advice: str = "") -> None:
     """Fail unless `call()` returns a value equal to `expected`. An error raised by the call
     becomes the plain message `what: raised ...` (not a traceback), and `advice`, when given,
-    follows on its own lines. Keep `what` short: nbgrader's Validate cuts every line of a
-    message after about 70 characters, so what failed must come first."""
+    follows on its own lines. Put what failed first: it is what a student reads first."""
     try:
         got = call()
     except Exception as error:  # noqa: BLE001 - any error of the checked code, reported plainly
