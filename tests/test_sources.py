@@ -68,8 +68,11 @@ def test_every_notebook_starts_with_a_setup_cell(path):
 
 # The visible-check helpers return None, so a cell ending with a call to one echoes nothing.
 NONE_RETURNING_CHECKS = {"expect", "expect_equal", "expect_close", "expect_raises",
-                         "expect_no_library_loss", "expect_returns"}
-PUBLIC_PART_LINES = 8  # the import, `with stderr_as_output():` and a few short checks
+                         "expect_no_library_loss", "expect_returns", "expect_rejects",
+                         "expect_backward_agrees", "expect_grad_output_used"}
+# The import, `with stderr_as_output():` and a few short checks; an error test's public part
+# lists one bad input of every kind its hidden block tries (so Validate tries them all).
+PUBLIC_PART_LINES = 16
 
 
 def echoes_a_value(statement: ast.stmt) -> bool:

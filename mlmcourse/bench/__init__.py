@@ -1,7 +1,8 @@
 """`python -m mlmcourse bench [NAME ...]` (`make bench`): the numbers the README reports.
 
 A thin dispatcher: each benchmark prints a markdown table and returns an exit status; each lives
-in a module of this package (loss, head, slider, floor, grading, mutation), imported only when
+in a module of this package (loss, head, slider, floor, grading, mutation,
+validate), imported only when
 it runs.
 With no names, every benchmark runs in the order below.
 """
@@ -50,6 +51,14 @@ def _floor() -> int:
     return floor_main()
 
 
+def _validate() -> int:
+    """Validate in a student's home on every wrong and draft sample that loses hidden points:
+    how many of them Validate catches (a few minutes)."""
+    from mlmcourse.bench.validate import main as validate_main
+
+    return validate_main()
+
+
 def _slider() -> int:
     """One slider update of notebook 4 and of notebook 5's mix panel (100 Adam steps + redraw),
     median over 30 moves each."""
@@ -65,6 +74,7 @@ BENCHMARKS: dict[str, Callable[[], int]] = {
     "floor": _floor,
     "grading": _grading,
     "mutation": _mutation,
+    "validate": _validate,
 }
 
 

@@ -154,3 +154,21 @@ def expected_scores(root: Path, student: SampleStudent) -> dict[str, float]:
         else:
             scores[name] = 0.0
     return scores
+
+
+# Notebook 04 has no answer cell: it runs the answers it loads from these sibling notebooks.
+LOADS_ANSWERS_OF = {"04_experiment": ("01_corruption", "03_empty_mask_and_gradient")}
+
+
+def sample_home(root: Path, sample: SampleStudent, name: str, home: Path) -> Path:
+    """A student's home as a hub leaves it: bert_mlm/ with the reference of every notebook, and
+    notebook `name` (with the siblings it loads answers from) as `sample` hands it in; no
+    nbgrader configuration. Returns the notebook's path."""
+    reference = load_sample(root / "samples" / "reference.py", notebook_names(root))
+    theirs = {name, *LOADS_ANSWERS_OF.get(name, ())}
+    folder = home / ASSIGNMENT
+    for other in notebook_names(root):
+        handed_in = sample_notebook(root, sample, other) if other in theirs else None
+        nbio.write(handed_in or sample_notebook(root, reference, other),
+                   folder / f"{other}.ipynb")
+    return folder / f"{name}.ipynb"

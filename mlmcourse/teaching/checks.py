@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import shlex
 import sys
 import textwrap
 
@@ -71,17 +72,29 @@ def expect_equal(got, expected, what: str) -> None:
     expect(same, f"{what}: expected {expected!r}, got {got!r}")
 
 
-def expect_close(got, expected, what: str, tolerance: float = 1e-6) -> None:
-    """Fail unless numbers (or same-shaped tensors) agree to within `tolerance`."""
+def expect_close(got, expected, what: str, tolerance: float = 1e-6,
+                 mistakes: dict | None = None) -> None:
+    """Fail unless numbers (or same-shaped tensors) agree to within `tolerance`.
+
+    `mistakes` maps a known mistake, in words, to the value it would give: a result that matches
+    one is told that mistake instead of a bare difference."""
+    error = _distance(got, expected, what)
+    if math.isfinite(error) and error <= tolerance:
+        return
+    for mistake, wrong_value in (mistakes or {}).items():
+        if _distance(got, wrong_value, what) <= tolerance:
+            raise CheckFailed(f"{what}: {mistake}")
+    raise CheckFailed(f"{what}: off by {error:.3g} (tolerance {tolerance:g})")
+
+
+def _distance(got, expected, what: str) -> float:
+    """The largest absolute difference (a shape mismatch fails here, naming both shapes)."""
     if hasattr(got, "shape") or hasattr(expected, "shape"):
         expect(getattr(got, "shape", None) == getattr(expected, "shape", None),
                f"{what}: expected shape {tuple(expected.shape)}, got "
                f"{tuple(getattr(got, 'shape', ()))}")
-        error = (got.double() - expected.double()).abs().max().item() if got.numel() else 0.0
-    else:
-        error = abs(float(got) - float(expected))
-    expect(math.isfinite(error) and error <= tolerance,
-           f"{what}: off by {error:.3g} (tolerance {tolerance:g})")
+        return (got.double() - expected.double()).abs().max().item() if got.numel() else 0.0
+    return abs(float(got) - float(expected))
 
 
 def expect_raises(errors, call, what: str) -> None:
@@ -94,6 +107,111 @@ def expect_raises(errors, call, what: str) -> None:
         raise CheckFailed(f"{what}: expected {_names(errors)}, got "
                           f"{type(other).__name__}: {other}") from None
     raise CheckFailed(f"{what}: expected {_names(errors)}, but nothing was raised")
+
+
+def expect_rejects(function, valid: dict, bad: dict[str, dict], errors=ValueError) -> None:
+    """Fail on the first bad input that `function` accepts, naming it.
+
+    `valid` holds a valid call's arguments by name, in order; each entry of `bad` names a kind of
+    bad input and the arguments it replaces. The call is positional, as the hidden tests make it,
+    so a student who renames a parameter loses nothing here."""
+    for what, changes in bad.items():
+        unknown = sorted(set(changes) - set(valid))
+        if unknown:
+            raise TypeError(f"expect_rejects: {what!r} replaces unknown arguments {unknown}")
+        args = [changes.get(name, value) for name, value in valid.items()]
+        expect_raises(errors, lambda args=args: function(*args), what)
+
+
+def _gradient(loss_of, logits, scale: float = 1.0):
+    """The gradient a hand-written backward gives `logits` for `scale * loss_of(logits)`."""
+    leaf = logits.detach().clone().requires_grad_(True)
+    (scale * loss_of(leaf)).backward()
+    return leaf.grad
+
+
+def _finite_differences(loss_of, logits, step: float = 1e-6):
+    """Central differences of the student's own forward, entry by entry (float64)."""
+    flat = logits.detach().double().clone().reshape(-1)
+    numeric = flat.new_zeros(flat.shape)
+    for i in range(flat.numel()):
+        saved = flat[i].item()
+        flat[i] = saved + step
+        plus = float(loss_of(flat.view_as(logits)))
+        flat[i] = saved - step
+        minus = float(loss_of(flat.view_as(logits)))
+        flat[i] = saved
+        numeric[i] = (plus - minus) / (2 * step)
+    return numeric.view_as(logits)
+
+
+def _agree(a, b, tolerance: float = 1e-6) -> bool:
+    return (a.double() - b.double()).abs().max().item() <= tolerance
+
+
+def backward_mistake(loss_of, logits, labels, ignore_index: int = -100) -> str | None:
+    """Which known mistake a hand-written backward makes, judged against finite differences of
+    the student's own forward (no reference gradient here), or None when they agree.
+
+    `loss_of(z)` is the loss at logits `z` (float64, [B, L, V]) with `labels` fixed."""
+    grad = _gradient(loss_of, logits)
+    if grad is None or tuple(grad.shape) != tuple(logits.shape):
+        return "backward() must give logits a gradient of the logits' shape"
+    ignored = labels == ignore_index
+    if bool(ignored.any()) and grad[ignored].abs().max().item() > 0:
+        return ("your backward writes a gradient at ignored sites: a row whose label is "
+                "ignore_index does not enter the loss, so its gradient is exactly 0")
+    scaled = _gradient(loss_of, logits, 2.5)
+    if _agree(scaled, grad) and grad.abs().max().item() > 0:
+        return ("your backward ignores grad_output: (2.5 * loss).backward() gives the same "
+                "gradient as loss.backward(); multiply by grad_output")
+    numeric = _finite_differences(loss_of, logits)
+    if _agree(grad, numeric):
+        return None
+    count, sites = int((~ignored).sum()), labels.numel()
+    if count and _agree(grad, count * numeric):
+        return (f"your backward is |S| = {count} times too large: the forward divides by the "
+                "number of selected sites, so the backward must divide by it too")
+    if count and _agree(grad * sites, numeric * count):
+        return (f"your backward divides by every site (B*L = {sites}), not by the selected "
+                f"ones (|S| = {count})")
+    if _agree(grad, -numeric):
+        return "your backward has the wrong sign: the gradient is softmax(row) - onehot(target)"
+    error = (grad.double() - numeric).abs().max().item()
+    return (f"your backward differs from finite differences of your forward by {error:.2e}, "
+            "in none of the known ways (a gradient at ignored sites, a missing 1 / |S|, a "
+            "wrong sign): compare it entry by entry with (softmax - onehot) / |S|")
+
+
+def expect_backward_agrees(loss_of, logits, labels, ignore_index: int = -100) -> None:
+    """Fail, naming the cause, unless the backward agrees with the student's own forward."""
+    mistake = backward_mistake(loss_of, logits, labels, ignore_index)
+    expect(mistake is None, f"gradcheck: {mistake}")
+
+
+def expect_grad_output_used(loss_of, logits, scale: float = 2.5) -> None:
+    """Fail unless `(scale * loss).backward()` gives `scale` times the gradient of the loss: a
+    backward must multiply by the grad_output it receives (1 for loss.backward() alone)."""
+    once, scaled = _gradient(loss_of, logits), _gradient(loss_of, logits, scale)
+    expect(once is not None and scaled is not None, "backward() must give logits a gradient")
+    if _agree(scaled, once) and once.abs().max().item() > 0:
+        raise CheckFailed(f"your backward ignores grad_output: ({scale} * loss).backward() gives "
+                          "the same gradient as loss.backward(); multiply by grad_output")
+    expect(_agree(scaled, scale * once),
+           f"({scale} * loss).backward() must give {scale} times the gradient of loss.backward()")
+
+
+def visible_checks_passed(notebook: str, points: int) -> None:
+    """The last cell of a graded notebook: what Validate ran, what it did not, and how to run the
+    hidden tests on this very file, wherever it lives."""
+    from pathlib import Path
+
+    path = Path.cwd() / f"{notebook}.ipynb"
+    print("Every visible check passes. Validate runs these checks and the public part of each\n"
+          "graded cell (one bad input of every kind its hidden tests try). It does not run the\n"
+          f"hidden tests, which decide the {points} points of this notebook when it is graded.\n"
+          "Working on your own with the course's repository? Run the hidden tests on this file:\n"
+          f"    python -m mlmcourse check {shlex.quote(str(path))}")
 
 
 @contextlib.contextmanager

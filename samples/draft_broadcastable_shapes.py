@@ -1,0 +1,12 @@
+"""A first draft that checks each tensor is 2-D but not that all four have the same [B, L]."""
+
+BASE = "reference"
+PATCHES = {
+    "01_corruption": {
+        "make_mlm_inputs": [
+            ("        if tensor.shape != tokens.shape:\n",
+             "        if False:  # (the draft never compares shapes)\n"),
+        ],
+    },
+}
+EXPECTED = {"01_corruption": 23}

@@ -1,0 +1,12 @@
+"""A first draft that accepts any floating dtype for draws (float16 and bfloat16 slip through)."""
+
+BASE = "reference"
+PATCHES = {
+    "01_corruption": {
+        "make_mlm_inputs": [
+            ('        "draws": (torch.float32, torch.float64),\n',
+             '        "draws": (torch.float16, torch.bfloat16, torch.float32, torch.float64),\n'),
+        ],
+    },
+}
+EXPECTED = {"01_corruption": 23}
