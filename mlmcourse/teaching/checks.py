@@ -64,26 +64,66 @@ def expect(condition, message: str) -> None:
         raise CheckFailed(message)
 
 
-def expect_equal(got, expected, what: str) -> None:
-    """Fail unless `got == expected` (tensors: same shape and every element equal)."""
+def expect_equal(got, expected, what: str, mistakes: dict | None = None) -> None:
+    """Fail unless `got == expected` (tensors: same shape and every element equal). `mistakes`
+    names known mistakes by what they give (see `expect_close`)."""
+    if _equal(got, expected):
+        return
+    _name_a_known_mistake(got, what, mistakes, _equal)
+    raise CheckFailed(f"{what}: expected {expected!r}, got {got!r}")
+
+
+def _equal(got, expected) -> bool:
     same = got == expected
     if hasattr(same, "all"):
         same = getattr(got, "shape", None) == getattr(expected, "shape", None) and bool(same.all())
-    expect(same, f"{what}: expected {expected!r}, got {got!r}")
+    return bool(same)
+
+
+def _name_a_known_mistake(got, what: str, mistakes: dict | None, matches) -> None:
+    """Fail with the first known mistake that explains `got`: each entry of `mistakes` maps the
+    mistake, in words, to the value it gives or to a test of `got` (a callable)."""
+    for mistake, gives in (mistakes or {}).items():
+        if gives(got) if callable(gives) else matches(got, gives):
+            raise CheckFailed(f"{what}: {mistake}")
+
+
+def not_finite(got) -> bool:
+    """For `mistakes`: the result holds nan or inf (an overflow or a log of 0)."""
+    import torch
+
+    return not bool(torch.isfinite(torch.as_tensor(got)).all())
+
+
+def mean_mistakes(logits, labels, ignore_index: int = -100) -> dict:
+    """For `mistakes`: the two wrong means of the per-site losses of `logits` [B, L, V] at
+    `labels` [B, L], by what they give (the library computes the per-site losses)."""
+    import torch.nn.functional as F
+
+    V = logits.shape[-1]
+    per_site = F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1), reduction="none",
+                               ignore_index=ignore_index).view(labels.shape)
+    counts = (labels != ignore_index).sum(dim=1)
+    return {
+        f"it divides by every site (B*L = {labels.numel()}), not by the "
+        f"{int(counts.sum())} selected ones": per_site.sum() / labels.numel(),
+        "it averages the per-sequence means, so a site in a sparsely selected sequence weighs "
+        "more; divide the sum over all selected sites by their number":
+            (per_site.sum(dim=1) / counts.clamp(min=1)).mean(),
+    }
 
 
 def expect_close(got, expected, what: str, tolerance: float = 1e-6,
                  mistakes: dict | None = None) -> None:
     """Fail unless numbers (or same-shaped tensors) agree to within `tolerance`.
 
-    `mistakes` maps a known mistake, in words, to the value it would give: a result that matches
-    one is told that mistake instead of a bare difference."""
+    `mistakes` maps a known mistake, in words, to the value it would give (or to a test of the
+    result, a callable): a result it explains is told that mistake, not a bare difference."""
     error = _distance(got, expected, what)
     if math.isfinite(error) and error <= tolerance:
         return
-    for mistake, wrong_value in (mistakes or {}).items():
-        if _distance(got, wrong_value, what) <= tolerance:
-            raise CheckFailed(f"{what}: {mistake}")
+    _name_a_known_mistake(got, what, mistakes,
+                          lambda got, wrong: _distance(got, wrong, what) <= tolerance)
     raise CheckFailed(f"{what}: off by {error:.3g} (tolerance {tolerance:g})")
 
 
@@ -264,6 +304,16 @@ def expect_no_library_loss(call, what: str) -> None:
     used = sorted(watch.ran & LIBRARY_LOSS_OPERATORS)
     expect(not used, f"{what} ran {', '.join(used)}: build the loss from torch.logsumexp and "
                      "gather, not from a library log-softmax or cross-entropy")
+
+
+def expect_runs(call, what: str, advice: str = ""):
+    """`call()`'s value; an error it raises becomes the plain message `what: raised ...`, with
+    `advice` on its own line (the cause a student should look for)."""
+    try:
+        return call()
+    except Exception as error:  # noqa: BLE001 - any error of the checked code, reported plainly
+        message = f"{what}: raised {type(error).__name__}: {error}"
+        raise CheckFailed(f"{message}\n{advice}" if advice else message) from None
 
 
 def expect_returns(call, expected, what: str, advice: str = "") -> None:
