@@ -10,3 +10,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"01_corruption": 23}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "01_corruption": "random_ids of shape (2, 1) while tokens is (2, 2)",
+}

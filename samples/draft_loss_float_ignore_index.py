@@ -11,3 +11,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"03_empty_mask_and_gradient": 30}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "03_empty_mask_and_gradient": "ignore_index=-100.0",
+}

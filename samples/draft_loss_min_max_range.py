@@ -15,3 +15,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"03_empty_mask_and_gradient": 27}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "03_empty_mask_and_gradient": "min() and max() of the selected labels fail",
+}

@@ -9,3 +9,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"03_empty_mask_and_gradient": 30}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "03_empty_mask_and_gradient": "V == 0",
+}

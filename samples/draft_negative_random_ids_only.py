@@ -9,3 +9,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"01_corruption": 23}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "01_corruption": "a negative token",
+}

@@ -14,3 +14,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"01_corruption": 22}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "01_corruption": "it shares memory with tokens",
+}

@@ -9,3 +9,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"02_stable_log_softmax": 15, "03_empty_mask_and_gradient": 23}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "03_empty_mask_and_gradient": "float32 for float64 logits",
+}

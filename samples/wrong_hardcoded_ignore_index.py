@@ -12,3 +12,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"01_corruption": 21}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "01_corruption": "ignore_index=-7",
+}

@@ -12,3 +12,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"02_stable_log_softmax": 11, "03_empty_mask_and_gradient": 31}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "02_stable_log_softmax": "log p at an ignored site",
+}

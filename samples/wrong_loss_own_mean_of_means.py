@@ -21,3 +21,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"03_empty_mask_and_gradient": 27}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "03_empty_mask_and_gradient": "averages the per-sequence means",
+}

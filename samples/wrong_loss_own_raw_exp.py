@@ -16,3 +16,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"03_empty_mask_and_gradient": 29}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "03_empty_mask_and_gradient": "exp of a raw logit overflows",
+}

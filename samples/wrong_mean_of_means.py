@@ -29,3 +29,8 @@ PATCHES = {
     },
 }
 EXPECTED = {"02_stable_log_softmax": 13, "03_empty_mask_and_gradient": 23}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "02_stable_log_softmax": "averages the per-sequence means",
+    "03_empty_mask_and_gradient": "averages the per-sequence means",
+}

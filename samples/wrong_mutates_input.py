@@ -9,3 +9,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"01_corruption": 21}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "01_corruption": "your function wrote into them",
+}

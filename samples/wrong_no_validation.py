@@ -25,3 +25,7 @@ def make_mlm_inputs(
     },
 }
 EXPECTED = {"01_corruption": 19}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "01_corruption": "expected ValueError",
+}

@@ -12,3 +12,7 @@ PATCHES = {
     },
 }
 EXPECTED = {"01_corruption": 17}
+# The phrase the first failing message of each notebook shows: it names the mistake.
+SHOWS = {
+    "01_corruption": "the random branch also fires below 0.8",
+}

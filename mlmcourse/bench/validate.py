@@ -23,6 +23,7 @@ from mlmcourse.course.cells import total_points
 from mlmcourse.course.layout import ASSIGNMENT, find_root
 
 PASSED = "Success! Your notebook passes all the tests."
+ERROR_HEADER = "The error was:"
 PREFIXES = ("wrong_", "draft_")
 
 
@@ -48,10 +49,19 @@ def point_losing_pairs(root: Path) -> list[tuple[SampleStudent, str, float, floa
 
 
 def validate_fails(root: Path, sample: SampleStudent, name: str) -> tuple[bool, str]:
+    """(Validate fails, the first failing cell's error as Validate shows it)."""
     with tempfile.TemporaryDirectory(prefix="mlm-validate-") as scratch:
         home = Path(scratch)
         output = run_validate(sample_home(root, sample, name, home), home, root)
-    return PASSED not in output, output
+    return PASSED not in output, first_error(output)
+
+
+def first_error(output: str) -> str:
+    """The text under Validate's first "The error was:", up to its next rule of '='."""
+    if ERROR_HEADER not in output:
+        return ""
+    block = output.split(ERROR_HEADER, 1)[1].split("=" * 20, 1)[0]
+    return " ".join(line.strip() for line in block.strip().splitlines())
 
 
 def main() -> int:
@@ -61,12 +71,18 @@ def main() -> int:
     with ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2))) as pool:
         outcomes = list(pool.map(lambda pair: validate_fails(root, pair[0], pair[1]), pairs))
     elapsed = time.perf_counter() - started
-    print("| sample | notebook | hidden score | Validate |")
-    print("|---|---|---|---|")
-    for (sample, name, points, full), (failed, _) in zip(pairs, outcomes):
+    print("| sample | notebook | hidden score | Validate | its first message names the mistake |")
+    print("|---|---|---|---|---|")
+    named = 0
+    for (sample, name, points, full), (failed, error) in zip(pairs, outcomes):
         verdict = "fails" if failed else "**passes**"
-        print(f"| {sample.student_id} | {name} | {points:g} / {full:g} | {verdict} |")
+        phrase = sample.shows.get(name, "")
+        names_it = bool(phrase) and phrase in error
+        named += names_it
+        shown = "yes" if names_it else f"**no**: {error[:120]}"
+        print(f"| {sample.student_id} | {name} | {points:g} / {full:g} | {verdict} | {shown} |")
     caught = sum(failed for failed, _ in outcomes)
     print(f"\nValidate fails on {caught} of {len(pairs)} (sample, notebook) pairs that lose "
-          f"hidden points ({elapsed:.0f} s)")
+          f"hidden points, and its first message names the mistake on {named} "
+          f"({elapsed:.0f} s)")
     return 0 if caught == len(pairs) else 1

@@ -33,6 +33,8 @@ class SampleStudent:
     cells: dict[str, dict[str, str]] = field(default_factory=dict)
     patches: Patches = field(default_factory=dict)
     expected: dict[str, float] = field(default_factory=dict)
+    # The phrase the first failing message of each notebook must show (it names the mistake).
+    shows: dict[str, str] = field(default_factory=dict)
     transform: Callable[[str, nbformat.NotebookNode], None] | None = None
 
 
@@ -62,6 +64,7 @@ def load_sample(path: Path, all_notebooks: list[str]) -> SampleStudent:
         cells=cells,
         patches=patches,
         expected=expected,
+        shows=getattr(module, "SHOWS", {}),
         transform=getattr(module, "transform", None),
     )
 

@@ -85,17 +85,39 @@ def serve_lab(course: Path, scratch: Path, role: str = TA,
     `pinned`: the user settings it starts with (default: PINNED_SETTINGS)."""
     scratch.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    command = lab_command(course, port, open_browser=False, role=role) + [
-        "--IdentityProvider.token=",
-        "--ServerApp.password=",
-        "--ServerApp.port_retries=0",
-    ]
-    log = (scratch / "jupyterlab.log").open("w")
+    command = lab_command(course, port, open_browser=False, role=role) + NO_LOGIN
     # cwd: nbgrader's Validate and formgrader read nbgrader_config.py from there.
-    server = subprocess.Popen(
-        command, cwd=course, env=lab_env(course, scratch, pinned),
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
+    with _serve(command, course, lab_env(course, scratch, pinned), scratch, port) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serve_home(home: Path, scratch: Path) -> Iterator[str]:
+    """JupyterLab as a hub starts it for a student: served from and run in the student's home
+    (HOME too), no course nbgrader_config.py anywhere near; yields its URL."""
+    import sys
+
+    scratch.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    command = [sys.executable, "-m", "jupyterlab", "--ip=127.0.0.1", "--no-browser",
+               f"--port={port}", f"--ServerApp.root_dir={home}", *NO_LOGIN]
+    if os.geteuid() == 0:
+        command.append("--ServerApp.allow_root=True")
+    env = lab_env(ROOT, scratch)
+    env["HOME"] = str(home)
+    with _serve(command, home, env, scratch, port) as url:
+        yield url
+
+
+NO_LOGIN = ["--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.port_retries=0"]
+
+
+@contextlib.contextmanager
+def _serve(command: list[str], cwd: Path, env: dict, scratch: Path, port: int) -> Iterator[str]:
+    """Start a JupyterLab server, wait until it answers, yield its URL, stop it by its pid."""
+    log = (scratch / "jupyterlab.log").open("w")
+    server = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_server(url, server, scratch / "jupyterlab.log")
@@ -232,3 +254,17 @@ def error_outputs(page, index: int | None = None):
 
 def execution_count(page, index: int) -> str:
     return cell(page, index).locator(".jp-InputArea-prompt").inner_text().strip()
+
+
+def validate(page, timeout: float = 240_000) -> tuple[str, str]:
+    """Press nbgrader's Validate button; return 'success' or 'failed' and the dialog's text."""
+    page.locator("jp-button.validate-button").click()
+    dialog = page.locator(".nbgrader-SuccessDialog, .nbgrader-ErrorDialog")
+    dialog.wait_for(timeout=timeout)
+    kind = "success" if "nbgrader-SuccessDialog" in dialog.get_attribute("class") else "failed"
+    return kind, dialog.inner_text()
+
+
+def close_dialog(page) -> None:
+    page.locator(".jp-Dialog button.jp-Dialog-button").last.click()
+    page.locator(".jp-Dialog").wait_for(state="detached")

@@ -82,20 +82,6 @@ def student(tmp_path_factory):
         yield course, page
 
 
-def validate(page) -> str:
-    """Press nbgrader's Validate button; return 'success' or 'failed' with the dialog text."""
-    page.locator("jp-button.validate-button").click()
-    dialog = page.locator(".nbgrader-SuccessDialog, .nbgrader-ErrorDialog")
-    dialog.wait_for(timeout=180_000)
-    kind = "success" if "nbgrader-SuccessDialog" in dialog.get_attribute("class") else "failed"
-    return kind, dialog.inner_text()
-
-
-def close_dialog(page) -> None:
-    page.locator(".jp-Dialog button.jp-Dialog-button").last.click()
-    page.locator(".jp-Dialog").wait_for(state="detached")
-
-
 def test_correct_answer_passes_checks_and_validate(student):
     course, page = student
     index = answer_index(course)
@@ -116,9 +102,9 @@ def test_correct_answer_passes_checks_and_validate(student):
     lab.cell(page, checks[-1]).scroll_into_view_if_needed()
     lab.shoot(page, "student-2-checks-passed")
 
-    kind, text = validate(page)
+    kind, text = lab.validate(page)
     lab.shoot(page, "student-3-validate-success")
-    close_dialog(page)
+    lab.close_dialog(page)
     assert kind == "success", f"Validate did not accept the reference answer:\n{text[:2000]}"
     assert "passes all the tests" in text.lower() or "success" in text.lower(), text
 
@@ -135,9 +121,9 @@ def test_wrong_answer_fails_a_check_and_validate(student):
     assert any(kind in message for kind in FAILED), message
     lab.shoot(page, "student-4-check-failed")
 
-    kind, text = validate(page)
+    kind, text = lab.validate(page)
     lab.shoot(page, "student-5-validate-failed")
-    close_dialog(page)
+    lab.close_dialog(page)
     assert kind == "failed", (
         "Validate reported success for a wrong answer whose visible checks fail "
         "(nbgrader only reports graded cells unless Validator.validate_all is set):\n" + text[:1000]
