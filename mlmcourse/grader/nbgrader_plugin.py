@@ -46,7 +46,7 @@ from .coordinator import as_recorded, portable_bytes
 from .engine import grade_submission
 from .limits import Limits
 from .rebuild import repeated_note, student_cells, trusted_notebooks
-from .results import NotebookResult, TestResult, stderr_as_note, unanswered
+from .results import NotebookResult, TestResult, record_verdict, stderr_as_note, unanswered
 
 _DEFAULTS = Limits()
 
@@ -130,6 +130,7 @@ def graded_notebook(result: NotebookResult, root: Path, scratch: Path) -> nbform
     if path is None or not Path(path).is_file():
         source = nbio.read(root / "source" / ASSIGNMENT / f"{result.notebook}.ipynb")
         graded, _ = trusted_notebooks(source, None)
+        record_verdict(graded, result)
         return graded
     graded = as_recorded(portable_bytes(Path(path), scratch))
     return graded
