@@ -176,6 +176,19 @@ def score_table(scores: list[Score]) -> str:
     return "\n".join(lines)
 
 
+def late_text(seconds: float) -> str:
+    """A delay as a TA reads it ('2 d 3 h', '5 h 10 min', '12 min'); '' when on time: the one
+    spelling of the score table, the class report, the formgrader's notes and the export."""
+    if not seconds or seconds <= 0:
+        return ""
+    minutes = max(1, int(round(seconds / 60)))
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h"
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
+
+
 def _fmt(value: float) -> str:
     return f"{value:g}"
 
