@@ -7,7 +7,7 @@ import io
 
 from mlmcourse.report.collect import ClassData
 
-PANEL = (3.2, 2.0)  # inches of one histogram: small multiples, one per notebook
+PANEL = (2.9, 1.9)  # inches of one histogram: small multiples, one per notebook
 
 
 def _png(fig) -> str:
