@@ -13,6 +13,7 @@ from mlmcourse.report.figures import score_histograms
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_LISTED = 40  # students named in one group before "and N more" (the CSV lists them all)
+MAX_PAIRS = 60  # pairs shown side by side, the closest first (similar.csv lists them all)
 
 
 def code_spans(text: str) -> str:
@@ -34,5 +35,7 @@ def render_page(report) -> str:
         data=data, report=report, students=students, submitted=submitted, late=late,
         not_submitted=[s for s in students if not s.submitted], failing=failing,
         histograms=score_histograms(data), max_listed=MAX_LISTED,
+        pairs=report.similarity.pairs[:MAX_PAIRS], more_pairs=max(
+            0, len(report.similarity.pairs) - MAX_PAIRS),
         total_points=sum(data.release.max_scores.values()),
     )
