@@ -31,11 +31,12 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from mlmcourse.grader.config import GradingConfig
+    from mlmcourse.grader.config import GradingConfig, course_settings
     from mlmcourse.grader.grading import (
         GradingError,
         autograde,
         export_for_lms,
+        generate_feedback,
         needs_a_look,
         read_scores,
         score_table,
@@ -59,6 +60,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
     write_csv(scores, config.root / "grades.csv")
     lms = export_for_lms(config)
     page = write_report(config)
+    if outcome is not None and course_settings(config.root).class_feedback:
+        # the class's lines come from the report just written: the feedback again, with them
+        generate_feedback(config, [s for s in outcome.outcomes if s not in outcome.failed])
     elapsed = time.perf_counter() - started
     print(f"\nwrote grades.csv, {lms.name} (nbgrader export, for the school's system), "
           f"feedback/ and the class report {page.relative_to(config.root)} ({elapsed:.1f} s)")

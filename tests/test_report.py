@@ -183,3 +183,42 @@ def _twin(sample) -> str | None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return getattr(module, "TWIN", None)
+
+
+def test_feedback_gains_the_class_line_only_when_the_course_asks(tmp_path, report):
+    from traitlets.config import Config
+
+    from mlmcourse.course.layout import ASSIGNMENT
+    from mlmcourse.grader.feedback import CLASS_LINES, ReadableFeedback
+    from mlmcourse.report.build import write_class_lines
+    from mlmcourse.report.collect import read_notebook
+
+    (tmp_path / CLASS_LINES).parent.mkdir()
+    write_class_lines(report, tmp_path / CLASS_LINES)
+    path = ROOT / "autograded" / "wrong_hardcoded_ignore_index" / ASSIGNMENT / "01_corruption.ipynb"
+
+    def summary(asked: bool) -> dict:
+        config = Config()
+        config.CourseDirectory.root = str(tmp_path)
+        config.Grading.class_feedback = asked
+        nb = read_notebook(path)
+        for cell in nb.cells:  # the scores nbgrader's GetGrades fills in
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade") and not meta.get("solution"):
+                meta["score"] = 0.0 if cell_failed(cell) else float(meta["points"])
+        resources = {"nbgrader": {"notebook": "01_corruption"}}
+        _, resources = ReadableFeedback(config=config).preprocess(nb, resources)
+        return {c["grade_id"]: c for c in resources["mlm_feedback"]["checks"]}
+
+    checks = summary(True)
+    line = checks["test_custom_ignore_index"]["in_class"]
+    assert re.match(r"\d+% of the class failed this check; the most common cause was", line)
+    assert "wrong_" not in line and "hostile_" not in line
+    assert "in_class" not in checks["test_unselected"]  # passed: no line
+    assert not summary(False)["test_custom_ignore_index"].get("in_class")
+
+
+def cell_failed(cell) -> bool:
+    from mlmcourse.grader.results import failure_message
+
+    return bool(failure_message(cell))

@@ -7,17 +7,24 @@ grading too) and writes `reports/class-report.html` (one page, offline) with its
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlmcourse.grader.feedback import CLASS_LINES  # the feedback reads the class's lines there
 from mlmcourse.report.changes import Moved, changes, rotate, snapshot
 from mlmcourse.report.collect import ClassData, collect
-from mlmcourse.report.groups import CheckFailures, check_failures, students_needing_help
+from mlmcourse.report.groups import (
+    CheckFailures,
+    check_failures,
+    class_lines,
+    students_needing_help,
+)
 from mlmcourse.report.incidents import Incident, incidents
 from mlmcourse.report.similarity import Similarity, similar_answers
 
-REPORTS = "reports"  # the folder of the course root the report is written to (the TA's side)
+REPORTS = CLASS_LINES.parent.name  # reports/ of the course root: the TA's side, not the kit's
 PAGE = "class-report.html"
 
 
@@ -59,9 +66,19 @@ def write_class_report(data: ClassData, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     report.moved = changes(rotate(folder, snapshot(data)), snapshot(data))
     write_tables(report, folder)
+    write_class_lines(report, folder / CLASS_LINES.name)
     page = folder / PAGE
     page.write_text(render_page(report), encoding="utf-8")
     return page
+
+
+def write_class_lines(report: ClassReport, path: Path) -> None:
+    """{notebook: {grade_id: line}}: how common each check's failure was, no names (what the
+    feedback shows when c.Grading.class_feedback is set)."""
+    lines: dict[str, dict[str, str]] = {}
+    for (notebook, grade_id), line in class_lines(report.checks).items():
+        lines.setdefault(notebook, {})[grade_id] = line
+    path.write_text(json.dumps(lines, indent=1, sort_keys=True), encoding="utf-8")
 
 
 class _Timer:
