@@ -63,10 +63,13 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "mlmcourse.grader.nbgrader_plugin.LastCopyOfEachCell",
     "nbgrader.preprocessors.OverwriteKernelspec",
-    "nbgrader.preprocessors.OverwriteCells",
+    "mlmcourse.grader.nbgrader_plugin.SourceOverwriteCells",  # OverwriteCells, minus the noise
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.exporter_class = "mlmcourse.grader.nbgrader_plugin.SubmissionExporter"
+# The engine's verdict stays in the autograded notebook's metadata (the class report reads it).
+c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"),
+                                                         ("mlmcourse_verdict",)}
 
 # `nbgrader export` (and `make grade`, through the same plugin) writes the grades for the
 # school's system here: nbgrader's default, grades.csv, is `make grade`'s per-notebook table.

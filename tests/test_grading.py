@@ -190,7 +190,7 @@ def test_score_table_and_csv_render_the_same_rows(tmp_path):
         ("ada", "01_a", "3", "4"), ("ada", "02_b", "2.5", "2.5"), ("bob", "01_a", "0", "4")]
 
 
-def test_score_table_fits_a_terminal_and_marks_late_work():
+def test_score_table_fits_a_terminal_and_marks_late_work(tmp_path):
     names = ["01_corruption", "02_stable_log_softmax", "03_empty_mask_and_gradient",
              "04_experiment", "05_why_80_10_10", "06_real_bert"]
     scores = [Score(student, name, 3.0, 31.0, 2.0 if student == "late" else 0.0,
@@ -200,6 +200,10 @@ def test_score_table_fits_a_terminal_and_marks_late_work():
     assert max(map(len, table.splitlines())) <= 100
     late_row = next(line for line in table.splitlines() if line.startswith("late "))
     assert late_row.endswith("1 d 2 h (-12)")
+    write_csv(scores, tmp_path / "grades.csv")
+    rows = list(csv.DictReader((tmp_path / "grades.csv").open()))
+    assert {(r["student"], r["late"], r["late_penalty"]) for r in rows} == {
+        ("late", "1 d 2 h", "2"), ("hostile_resolve_name_recorder_off", "", "0")}
     assert "hostile_resolve_name_record…" in table
 
 

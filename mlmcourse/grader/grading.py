@@ -245,9 +245,11 @@ def _fmt(value: float) -> str:
 def write_csv(scores: list[Score], path: Path) -> None:
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "notebook", "score", "max_score"])
+        writer.writerow(["student", "notebook", "score", "max_score", "late",
+                         "late_penalty"])
         for s in sorted(scores, key=lambda s: (s.student, s.notebook)):
-            writer.writerow([s.student, s.notebook, _fmt(s.score), _fmt(s.max_score)])
+            writer.writerow([s.student, s.notebook, _fmt(s.score), _fmt(s.max_score),
+                             late_text(s.late_seconds), _fmt(s.late_penalty)])
 
 
 # ---- the export for a school's system -----------------------------------------------------------
