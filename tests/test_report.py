@@ -222,3 +222,60 @@ def cell_failed(cell) -> bool:
     from mlmcourse.grader.results import failure_message
 
     return bool(failure_message(cell))
+
+
+def test_the_gradebook_decides_scores_and_lateness(tmp_path):
+    """After manual grading and a late submission: the report reads the gradebook's scores (a
+    TA's manual grade, the late penalty) and marks the late one with its delay."""
+    import shutil
+    import warnings
+    from datetime import datetime, timedelta
+
+    from mlmcourse.course.layout import ASSIGNMENT
+    from mlmcourse.grader.config import GradingConfig
+    from mlmcourse.report.build import write_report
+    from mlmcourse.report.collect import collect
+
+    course = tmp_path / "course"
+    shutil.copytree(ROOT / "source", course / "source")
+    shutil.copy(ROOT / "nbgrader_config.py", course / "nbgrader_config.py")
+    for student in ("reference", "wrong_labels_every_token"):
+        shutil.copytree(ROOT / "autograded" / student, course / "autograded" / student)
+    config = GradingConfig.load(course)
+    release = read_release(course)
+    due = datetime(2026, 1, 10, 17, 0)
+    with config.gradebook() as gradebook:
+        gradebook.update_or_create_assignment(ASSIGNMENT, duedate=due)
+        for name in release.notebooks:
+            gradebook.update_or_create_notebook(name, ASSIGNMENT)
+            for gid, heading in release.headings[name].items():
+                gradebook.update_or_create_grade_cell(gid, name, ASSIGNMENT,
+                                                      max_score=heading.points, cell_type="code")
+        for student, late in (("reference", timedelta(0)),
+                              ("wrong_labels_every_token", timedelta(hours=26))):
+            gradebook.update_or_create_student(student)
+            with warnings.catch_warnings():  # nbgrader 0.9 under SQLAlchemy 2: noise
+                warnings.filterwarnings("ignore", message=".*not in session.*")
+                gradebook.add_submission(ASSIGNMENT, student, timestamp=due + late)
+        for grade in gradebook.find_submission_notebook(
+                "01_corruption", ASSIGNMENT, "wrong_labels_every_token").grades:
+            grade.auto_score = grade.max_score if grade.name != "test_labels" else 0.0
+        manual = gradebook.find_grade("test_labels", "01_corruption", ASSIGNMENT,
+                                      "wrong_labels_every_token")
+        manual.manual_score = 1.0  # a TA's partial credit
+        late_nb = gradebook.find_submission_notebook("01_corruption", ASSIGNMENT,
+                                                     "wrong_labels_every_token")
+        late_nb.late_submission_penalty = 3.0
+        gradebook.db.commit()
+    data = collect(config)
+    late = data.students["wrong_labels_every_token"]
+    assert late.late_seconds == 26 * 3600
+    held = late.submissions["01_corruption"]
+    assert held.manual and held.score == 24 - 2 + 1 - 3  # all but B1, B1's manual 1, penalty
+    assert data.students["reference"].late_seconds == 0
+    page = write_report(config).read_text(encoding="utf-8")
+    assert re.search(r"wrong_labels_every_token</td><td class=\"late\">1 d 2 h</td>", page)
+    with (course / "reports" / "scores.csv").open() as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert rows["wrong_labels_every_token"]["late"] == "1 d 2 h"
+    assert rows["reference"]["late"] == ""
