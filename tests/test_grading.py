@@ -120,6 +120,11 @@ def test_grade_command_prints_the_table_and_writes_csv(built_course, tmp_path):
     assert {"student", "notebook", "score", "max_score"} <= set(rows[0])
     assert any(r["student"] == "reference" and r["score"] == r["max_score"] for r in rows)
     assert (course / "feedback" / "reference" / ASSIGNMENT).is_dir()
+    # the class report, from the gradebook and autograded/, and a table that fits a terminal
+    assert (course / "reports" / "class-report.html").is_file()
+    assert "class mean" in done.stdout
+    table = done.stdout.split("\n\n")[0].splitlines()
+    assert max(map(len, table)) <= 100, table
 
 
 # ---- quick: the run's configuration and what it renders -----------------------------------------

@@ -279,3 +279,34 @@ def test_the_gradebook_decides_scores_and_lateness(tmp_path):
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert rows["wrong_labels_every_token"]["late"] == "1 d 2 h"
     assert rows["reference"]["late"] == ""
+
+
+def test_the_synthetic_class_of_the_benchmark(tmp_path, sample_class):
+    """The bench's class (students mixed from the samples' notebooks): each check fails for
+    exactly the synthetic students whose notebook came from a sample that failed it, and each
+    incident of a sample shows once per student who got that notebook."""
+    from collections import Counter
+
+    from mlmcourse.bench.report import sample_for, synthetic_course
+    from mlmcourse.grader.config import GradingConfig
+    from mlmcourse.report.collect import collect
+
+    size = 120
+    course = synthetic_course(ROOT, tmp_path, size)
+    report = analyse(collect(GradingConfig.load(course)))
+    samples = sorted(sample_class.students)
+    names = sample_class.release.notebooks
+    origin = {(f"student{k:04d}", name): sample_for(samples, k, index)
+              for k in range(size) for index, name in enumerate(names)}
+    for check in report.checks:
+        expected = sorted(student for (student, name), sample in origin.items()
+                          if name == check.notebook and any(
+                              t.grade_id == check.grade_id and not t.passed for t in getattr(
+                                  sample_class.students[sample].submissions.get(name),
+                                  "tests", [])))
+        assert sorted(s for g in check.groups for s in g.students) == expected, check.title
+    kinds = Counter(i.kind for i in report.incidents)
+    expected_kinds = Counter(
+        incident.get("kind") for (student, name), sample in origin.items()
+        for incident in sample_class.students[sample].submissions[name].incidents)
+    assert kinds == expected_kinds and kinds["tamper"] > 0

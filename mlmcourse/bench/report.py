@@ -37,11 +37,16 @@ def synthetic_course(root: Path, scratch: Path, size: int = CLASS_SIZE) -> Path:
         folder = course / "autograded" / f"student{k:04d}" / ASSIGNMENT
         folder.mkdir(parents=True)
         for index, name in enumerate(names):
-            sample = samples[(k * 7 + index * 13) % len(samples)]
+            sample = sample_for(samples, k, index)
             source = root / "autograded" / sample / ASSIGNMENT / f"{name}.ipynb"
             if source.is_file():
                 _link_or_copy(source, folder / source.name)
     return course
+
+
+def sample_for(samples: list[str], student: int, notebook: int) -> str:
+    """The sample whose notebook number `notebook` synthetic student `student` hands in."""
+    return samples[(student * 7 + notebook * 13) % len(samples)]
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
