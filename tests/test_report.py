@@ -241,6 +241,7 @@ def test_the_gradebook_decides_scores_and_lateness(tmp_path):
     shutil.copy(ROOT / "nbgrader_config.py", course / "nbgrader_config.py")
     for student in ("reference", "wrong_labels_every_token"):
         shutil.copytree(ROOT / "autograded" / student, course / "autograded" / student)
+        shutil.copytree(ROOT / "submitted" / student, course / "submitted" / student)
     config = GradingConfig.load(course)
     release = read_release(course)
     due = datetime(2026, 1, 10, 17, 0)
@@ -267,6 +268,10 @@ def test_the_gradebook_decides_scores_and_lateness(tmp_path):
                                                      "wrong_labels_every_token")
         late_nb.late_submission_penalty = 3.0
         gradebook.db.commit()
+    from mlmcourse.grader.grading import read_scores, score_table
+
+    table = score_table(read_scores(config))  # make grade's table reads the same gradebook
+    assert re.search(r"^wrong_labels_every_token .* 1 d 2 h \(-3\)$", table, re.M), table
     data = collect(config)
     late = data.students["wrong_labels_every_token"]
     assert late.late_seconds == 26 * 3600

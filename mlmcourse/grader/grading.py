@@ -144,7 +144,7 @@ def read_scores(course: GradingConfig | Path) -> list[Score]:
                 except MissingEntry:
                     continue
                 penalty = float(nb.late_submission_penalty or 0.0)
-                late = float(nb.submission.total_seconds_late or 0.0)
+                late = float(nb.assignment.total_seconds_late or 0.0)
                 scores.append(Score(student, name, max(0.0, float(nb.score) - penalty),
                                     float(nb.max_score), penalty, late))
     return scores
