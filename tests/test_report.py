@@ -12,9 +12,10 @@ import pytest
 from conftest import ROOT
 
 from mlmcourse.build.samples import load_samples
+from mlmcourse.grader.results import VERDICT_KEY
 from mlmcourse.report.build import PAGE, analyse, write_class_report
 from mlmcourse.report.changes import changes, snapshot
-from mlmcourse.report.collect import ClassData, read_autograded, read_release
+from mlmcourse.report.collect import ClassData, read_autograded, read_notebook, read_release
 from mlmcourse.report.groups import cause, class_lines
 from mlmcourse.report.similarity import fingerprints
 
@@ -98,6 +99,9 @@ def test_tampering_samples_appear_under_incidents(report, samples):
     kinds = {(incident.student, incident.kind) for incident in report.incidents}
     assert ("hostile_hang", "timeout") in kinds
     assert ("hostile_segfault", "crash") in kinds
+    pasted = ROOT / "autograded" / "honest_pasted_answer" / "bert_mlm" / "01_corruption.ipynb"
+    if VERDICT_KEY in read_notebook(pasted).metadata:  # graded since the engine records it
+        assert ("honest_pasted_answer", "pasted") in kinds
 
 
 def test_the_copied_pair_and_no_unrelated_pair(report, samples):
