@@ -17,7 +17,7 @@ help:
 	@echo "make lab-ta  a TA's JupyterLab: the whole course, with nbgrader's formgrader"
 	@echo "make test    run the whole test suite (creates .venv when missing)"
 	@echo "make build   regenerate release/, notebooks/, submitted/ samples, autograded/, feedback/"
-	@echo "make grade   autograde submitted/, write feedback/, grades.csv and grades-lms.csv, print the scores (ARGS=\"--workers 4\")"
+	@echo "make grade   autograde submitted/, write feedback/, grades.csv, grades-lms.csv and reports/ (the class report), print the scores (ARGS=\"--workers 4\")"
 	@echo "make export  the gradebook as grades-lms.csv for the school's system (nbgrader export)"
 	@echo "make check NB=path/to/notebook.ipynb   run the hidden tests on your own notebook"
 	@echo "make site    the reading edition as HTML pages in build/site/ (open index.html)"

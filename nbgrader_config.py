@@ -32,6 +32,9 @@ c.ClearHiddenTests.enforce_metadata = False
 # c.Grading.worker_tasks = 64         # processes and threads a worker and its children may have
 # c.Grading.sandbox = ""              # auto (""), namespaces or unsafe-no-sandbox; the
 #                                     # MLMCOURSE_SANDBOX environment variable wins
+# c.Grading.class_feedback = False    # True: each failed check in a student's feedback gains
+#                                     # one anonymous line ("34% of the class failed this check;
+#                                     # the most common cause was ...") from the class report
 # (The older spelling c.EngineExecute.<limit> still holds, on every path; c.Grading wins.)
 # The late policy is nbgrader's own, and `make grade` applies it as `nbgrader autograde` does:
 # c.LateSubmissionPlugin.penalty_method = "zero"   # nbgrader's default: "none"
@@ -60,10 +63,13 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "mlmcourse.grader.nbgrader_plugin.LastCopyOfEachCell",
     "nbgrader.preprocessors.OverwriteKernelspec",
-    "nbgrader.preprocessors.OverwriteCells",
+    "mlmcourse.grader.nbgrader_plugin.SourceOverwriteCells",  # OverwriteCells, minus the noise
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.exporter_class = "mlmcourse.grader.nbgrader_plugin.SubmissionExporter"
+# The engine's verdict stays in the autograded notebook's metadata (the class report reads it).
+c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"),
+                                                         ("mlmcourse_verdict",)}
 
 # `nbgrader export` (and `make grade`, through the same plugin) writes the grades for the
 # school's system here: nbgrader's default, grades.csv, is `make grade`'s per-notebook table.

@@ -1,4 +1,4 @@
-"""The command line: `python -m mlmcourse COMMAND` (build, grade, check, lab, site, bench, ...)."""
+"""The command line: `python -m mlmcourse COMMAND` (build, grade, report, check, lab, ...)."""
 
 from __future__ import annotations
 
@@ -31,16 +31,18 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from mlmcourse.grader.config import GradingConfig
+    from mlmcourse.grader.config import GradingConfig, course_settings
     from mlmcourse.grader.grading import (
         GradingError,
         autograde,
         export_for_lms,
+        generate_feedback,
         needs_a_look,
         read_scores,
         score_table,
         write_csv,
     )
+    from mlmcourse.report.build import write_report
 
     config = GradingConfig.load(find_root(), args.db_url, workers=args.workers,
                                 scheduler=args.scheduler)
@@ -57,12 +59,29 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print("\nneeds a look:\n" + "\n".join(f"  {line}" for line in look))
     write_csv(scores, config.root / "grades.csv")
     lms = export_for_lms(config)
+    page = write_report(config)
+    if outcome is not None and course_settings(config.root).class_feedback:
+        # the class's lines come from the report just written: the feedback again, with them
+        generate_feedback(config, [s for s in outcome.outcomes if s not in outcome.failed])
     elapsed = time.perf_counter() - started
-    print(f"\nwrote grades.csv, {lms.name} (nbgrader export, for the school's system) and "
-          f"feedback/ ({elapsed:.1f} s)")
+    print(f"\nwrote grades.csv, {lms.name} (nbgrader export, for the school's system), "
+          f"feedback/ and the class report {page.relative_to(config.root)} ({elapsed:.1f} s)")
     if failed:
         print(f"\ngrade: {failed}", file=sys.stderr)
         return 1
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """The class report from the gradebook and autograded/ (after `make grade`, the formgrader's
+    Autograde or manual grading alike)."""
+    from mlmcourse.grader.config import GradingConfig
+    from mlmcourse.report.build import write_report
+
+    config = GradingConfig.load(find_root(), args.db_url)
+    started = time.perf_counter()
+    page = write_report(config, Path(args.out) if args.out else None)
+    print(f"report: wrote {page} and its CSV files ({time.perf_counter() - started:.1f} s)")
     return 0
 
 
@@ -138,6 +157,13 @@ def parser() -> argparse.ArgumentParser:
                        help="the gradebook (default: nbgrader_config.py's db_url, gradebook.db), "
                             "e.g. postgresql://grader@dbhost/bert_mlm")
     grade.set_defaults(run=cmd_grade)
+
+    report = sub.add_parser("report", help="the class report (reports/class-report.html) from "
+                                           "the gradebook and autograded/")
+    report.add_argument("--db-url", default=None, metavar="URL",
+                        help="the gradebook (default: nbgrader_config.py's db_url)")
+    report.add_argument("--out", default=None, help="another folder for the report")
+    report.set_defaults(run=cmd_report)
 
     check = sub.add_parser("check", help="run the hidden tests on your own notebook (offline)")
     check.add_argument("notebook", help="path to your copy, e.g. work/bert_mlm/01_corruption.ipynb")

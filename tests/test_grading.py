@@ -120,6 +120,11 @@ def test_grade_command_prints_the_table_and_writes_csv(built_course, tmp_path):
     assert {"student", "notebook", "score", "max_score"} <= set(rows[0])
     assert any(r["student"] == "reference" and r["score"] == r["max_score"] for r in rows)
     assert (course / "feedback" / "reference" / ASSIGNMENT).is_dir()
+    # the class report, from the gradebook and autograded/, and a table that fits a terminal
+    assert (course / "reports" / "class-report.html").is_file()
+    assert "class mean" in done.stdout
+    table = done.stdout.split("\n\n")[0].splitlines()
+    assert max(map(len, table)) <= 100, table
 
 
 # ---- quick: the run's configuration and what it renders -----------------------------------------
@@ -179,13 +184,32 @@ def test_score_table_and_csv_render_the_same_rows(tmp_path):
     scores = [Score("ada", "01_a", 3.0, 4.0), Score("ada", "02_b", 2.5, 2.5),
               Score("bob", "01_a", 0.0, 4.0)]
     table = score_table(scores).splitlines()
-    assert table[0].split() == ["student", "01_a", "02_b", "total"]
-    assert table[2].split() == ["ada", "3", "/", "4", "2.5", "/", "2.5", "5.5", "/", "6.5"]
-    assert table[3].split() == ["bob", "0", "/", "4", "-", "0", "/", "4"]
+    assert table[0].split() == ["student", "01", "02", "total", "late"]
+    assert table[2].split() == ["ada", "3/4", "2.5/2.5", "5.5/6.5"]
+    assert table[3].split() == ["bob", "0/4", "-", "0/4"]
+    assert table[5].split() == ["class", "mean", "1.5", "2.5", "2.8"]  # per notebook handed in
+    assert table[6] == "columns: 01 = 01_a, 02 = 02_b"
     write_csv(scores, tmp_path / "grades.csv")
     rows = list(csv.DictReader((tmp_path / "grades.csv").open()))
     assert [(r["student"], r["notebook"], r["score"], r["max_score"]) for r in rows] == [
         ("ada", "01_a", "3", "4"), ("ada", "02_b", "2.5", "2.5"), ("bob", "01_a", "0", "4")]
+
+
+def test_score_table_fits_a_terminal_and_marks_late_work(tmp_path):
+    names = ["01_corruption", "02_stable_log_softmax", "03_empty_mask_and_gradient",
+             "04_experiment", "05_why_80_10_10", "06_real_bert"]
+    scores = [Score(student, name, 3.0, 31.0, 2.0 if student == "late" else 0.0,
+                    26 * 3600.0 if student == "late" else 0.0)
+              for student in ("hostile_resolve_name_recorder_off", "late") for name in names]
+    table = score_table(scores)
+    assert max(map(len, table.splitlines())) <= 100
+    late_row = next(line for line in table.splitlines() if line.startswith("late "))
+    assert late_row.endswith("1 d 2 h (-12)")
+    write_csv(scores, tmp_path / "grades.csv")
+    rows = list(csv.DictReader((tmp_path / "grades.csv").open()))
+    assert {(r["student"], r["late"], r["late_penalty"]) for r in rows} == {
+        ("late", "1 d 2 h", "2"), ("hostile_resolve_name_recorder_off", "", "0")}
+    assert "hostile_resolve_name_record…" in table
 
 
 def test_check_report_renders_the_engines_results():

@@ -18,7 +18,8 @@ ALLOWED = {
     "grader": {"course"},
     "teaching": {"course"},
     "build": {"course", "grader"},
-    "bench": {"course", "grader", "teaching", "build"},
+    "report": {"course", "grader"},
+    "bench": {"course", "grader", "teaching", "build", "report"},
 }
 
 

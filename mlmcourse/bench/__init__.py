@@ -1,8 +1,8 @@
 """`python -m mlmcourse bench [NAME ...]` (`make bench`): the numbers the README reports.
 
 A thin dispatcher: each benchmark prints a markdown table and returns an exit status; each lives
-in a module of this package (loss, head, slider, floor, grading, mutation,
-validate), imported only when
+in a module of this package (loss, head, slider, floor, grading, report,
+mutation, validate), imported only when
 it runs.
 With no names, every benchmark runs in the order below.
 """
@@ -59,6 +59,13 @@ def _validate() -> int:
     return validate_main()
 
 
+def _report() -> int:
+    """The class report of a synthetic class of 500 (from the samples' results)."""
+    from mlmcourse.bench.report import main as report_main
+
+    return report_main()
+
+
 def _slider() -> int:
     """One slider update of notebook 4 and of notebook 5's mix panel (100 Adam steps + redraw),
     median over 30 moves each."""
@@ -73,6 +80,7 @@ BENCHMARKS: dict[str, Callable[[], int]] = {
     "slider": _slider,
     "floor": _floor,
     "grading": _grading,
+    "report": _report,
     "mutation": _mutation,
     "validate": _validate,
 }

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from traitlets import Float, Integer, Unicode
+from traitlets import Bool, Float, Integer, Unicode
 from traitlets.config import Configurable
 
 from mlmcourse.grader.limits import Limits
@@ -140,6 +140,11 @@ class Grading(Configurable):
     sandbox = Unicode("", help="The sandbox mode (auto, namespaces or unsafe-no-sandbox) where "
                                "the MLMCOURSE_SANDBOX environment variable sets none; '': auto."
                       ).tag(config=True)
+
+    class_feedback = Bool(False, help="Each student's feedback gains, per failed check, one "
+                          "anonymous line on how common that failure was in the class and its "
+                          "most common cause (from the class report, reports/class-lines.json)."
+                          ).tag(config=True)
 
     def limits(self) -> Limits:
         return Limits(**{spec.name: getattr(self, spec.name) for spec in fields(Limits)})

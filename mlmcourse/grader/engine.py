@@ -72,7 +72,14 @@ from .rebuild import (
     trusted_notebooks,
     worker_cells,
 )
-from .results import NotebookResult, TestResult, cell_result, failure_message, stderr_as_note
+from .results import (
+    NotebookResult,
+    TestResult,
+    cell_result,
+    failure_message,
+    record_verdict,
+    stderr_as_note,
+)
 from .slicing import skip_unneeded
 from .tamper import CLAIMS_TAG, Finding, scan_cells
 
@@ -386,10 +393,12 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     notes = [f"{k.get('kind')}: {k.get('detail')}" for k in kinds[:5]]
     detail = "; ".join([d for d in [detail, *notes] if d])
     out = course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
-    nbio.write(graded, out)
     score = sum(t.points for t in tests)
-    return NotebookResult(name, score, sum(t.max_points for t in tests), status, tests, out,
-                          detail, time.monotonic() - started, incidents=kinds)
+    result = NotebookResult(name, score, sum(t.max_points for t in tests), status, tests, out,
+                            detail, time.monotonic() - started, incidents=kinds)
+    record_verdict(graded, result)  # the class report reads it back (after the formgrader too)
+    nbio.write(graded, out)
+    return result
 
 
 def refuse_claims(graded, findings: list[Finding]) -> list[TestResult]:
@@ -415,9 +424,11 @@ def _not_executed(name: str, graded, executed, course: Path, student: str,
     The autograded notebook is the rebuilt one, the student's answer cells in place, unexecuted."""
     score_cells(graded, executed)
     out = course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
+    result = NotebookResult(name, 0.0, 0.0, "ok", [], out, NOT_EXECUTED,
+                            time.monotonic() - started)
+    record_verdict(graded, result)
     nbio.write(graded, out)
-    return NotebookResult(name, 0.0, 0.0, "ok", [], out, NOT_EXECUTED,
-                          time.monotonic() - started)
+    return result
 
 
 def grade_submission(course_root: Path, student: str, submission_dir: Path, scratch: Path,

@@ -81,6 +81,31 @@ def short_output(output):
 TIMING_NOTE = "(timings: they change from run to run, so the feedback leaves them out)\n"
 
 
+# Written by the class report (`mlmcourse.report.build`), read here when c.Grading.class_feedback
+# is set: {notebook: {grade_id: "34% of the class failed this check; ..."}} (no names).
+CLASS_LINES = Path("reports") / "class-lines.json"
+
+
+def class_lines(config, notebook: str) -> dict[str, str]:
+    """The class's line for each check of `notebook`, when the course asks for them
+    (c.Grading.class_feedback) and the class report has written them; else {}."""
+    import json
+
+    from nbgrader.coursedir import CourseDirectory
+
+    from mlmcourse.grader.config import grading_settings
+
+    if not grading_settings(config).class_feedback:
+        return {}
+    path = Path(CourseDirectory(config=config).root) / CLASS_LINES
+    try:
+        lines = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    found = lines.get(notebook, {}) if isinstance(lines, dict) else {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
 class ReadableFeedback(Preprocessor):
     """Hide hidden-test source, shorten errors to their message, summarize the checks."""
 
@@ -88,6 +113,8 @@ class ReadableFeedback(Preprocessor):
 
     def preprocess(self, nb, resources):
         headings = check_headings(nb)  # before the hidden tests are cut out of the cells
+        notebook = resources.get("nbgrader", {}).get("notebook", "")
+        in_class = class_lines(self.config, notebook) if notebook else {}
         checks = []
         for cell in nb.cells:
             if cell.cell_type == "code":
@@ -96,6 +123,8 @@ class ReadableFeedback(Preprocessor):
                 cell.source = (without_hidden_tests(cell.source) + "\n" + HELPER_NOTE).lstrip()
             if is_graded(cell) and not is_solution(cell):
                 checks.append(check_summary(cell, headings))
+                if not checks[-1]["passed"]:
+                    checks[-1]["in_class"] = in_class.get(checks[-1]["grade_id"], "")
                 shown = without_hidden_tests(cell.source)
                 if shown != cell.source.rstrip():
                     cell.source = (shown + "\n" if shown else "") + HIDDEN_NOTE

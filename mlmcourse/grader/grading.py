@@ -16,6 +16,7 @@ recorded them; nothing here decides pass or fail.
 from __future__ import annotations
 
 import csv
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,7 @@ class Score:
     score: float  # after the late penalty, as nbgrader's export counts it
     max_score: float
     late_penalty: float = 0.0  # what the course's late policy took (nbgrader's gradebook)
+    late_seconds: float = 0.0  # how late the submission was (0: on time, or no due date)
 
 
 class GradingError(RuntimeError):
@@ -142,38 +144,98 @@ def read_scores(course: GradingConfig | Path) -> list[Score]:
                 except MissingEntry:
                     continue
                 penalty = float(nb.late_submission_penalty or 0.0)
+                late = float(nb.assignment.total_seconds_late or 0.0)
                 scores.append(Score(student, name, max(0.0, float(nb.score) - penalty),
-                                    float(nb.max_score), penalty))
+                                    float(nb.max_score), penalty, late))
     return scores
 
 
+TABLE_WIDTH = 100  # columns of the widest terminal the score table is made for
+STUDENT_WIDTH = 28  # a longer student id is cut (with …) so that the table fits
+
+
+def column_labels(notebooks: list[str]) -> dict[str, str]:
+    """Short column labels: a notebook's number ("01" of "01_corruption") where the numbers
+    tell them apart, else the name cut to 10 characters."""
+    numbers = {name: name.split("_", 1)[0] for name in notebooks}
+    if len(set(numbers.values())) == len(notebooks):
+        return numbers
+    return {name: name[:10] for name in notebooks}
+
+
 def score_table(scores: list[Score]) -> str:
-    """A plain-text table, one row per student, one column per notebook, then the total."""
+    """A plain-text table that fits a terminal (about 80-100 columns for six notebooks): one row
+    per student, one column per notebook (its number), the total and how late the submission
+    was; then the class's means, and a legend of the columns."""
     notebooks = sorted({s.notebook for s in scores})
     students = sorted({s.student for s in scores})
     lookup = {(s.student, s.notebook): s for s in scores}
-    width = max([len("student"), *map(len, students)])
-    header = f"{'student':<{width}}  " + "  ".join(f"{n[:14]:>14}" for n in notebooks)
-    lines = [header + f"  {'total':>12}", "-" * (len(header) + 14)]
+    labels = column_labels(notebooks)
+    rows = []
     for student in students:
-        cells, got, out_of = [], 0.0, 0.0
-        for name in notebooks:
-            score = lookup.get((student, name))
-            if score is None:
-                cells.append(f"{'-':>14}")
-                continue
-            got, out_of = got + score.score, out_of + score.max_score
-            cells.append(f"{_fmt(score.score) + ' / ' + _fmt(score.max_score):>14}")
-        total = f"{_fmt(got)} / {_fmt(out_of)}"
-        lines.append(f"{student:<{width}}  " + "  ".join(cells) + f"  {total:>12}")
-    late = {}
-    for s in scores:
-        if s.late_penalty:
-            late[s.student] = late.get(s.student, 0.0) + s.late_penalty
-    if late:
-        lines.append("late (the course's late policy; the scores above are after it): " + ", ".join(
-            f"{student} -{_fmt(penalty)}" for student, penalty in sorted(late.items())))
+        held = [lookup.get((student, name)) for name in notebooks]
+        got = sum(s.score for s in held if s)
+        out_of = sum(s.max_score for s in held if s)
+        rows.append([_cut(student), *[f"{_fmt(s.score)}/{_fmt(s.max_score)}" if s else "-"
+                                      for s in held], f"{_fmt(got)}/{_fmt(out_of)}",
+                     _late_cell([s for s in held if s])])
+    means = ["class mean"]
+    for name in notebooks:
+        column = [lookup[(st, name)] for st in students if (st, name) in lookup]
+        means.append(_mean(column))
+    means += [_mean_total(scores, students), ""]
+    header = ["student", *[labels[name] for name in notebooks], "total", "late"]
+    widths = [max(len(row[i]) for row in [header, *rows, means]) for i in range(len(header))]
+
+    def line(row):
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:-1], widths[1:-1])]
+        return ("  ".join(cells) + "  " + row[-1]).rstrip()
+
+    rule = "-" * min(TABLE_WIDTH, len(line(header)) + 6)
+    lines = [line(header), rule, *map(line, rows), rule, line(means)]
+    legend = ", ".join(f"{labels[name]} = {name}" for name in notebooks if labels[name] != name)
+    if legend:
+        lines += textwrap.wrap("columns: " + legend, width=TABLE_WIDTH, subsequent_indent="  ")
+    if any(s.late_penalty for s in scores):
+        lines.append("late: how late, and (-N) the late policy's penalty; the scores are after it")
     return "\n".join(lines)
+
+
+def _cut(student: str) -> str:
+    return student if len(student) <= STUDENT_WIDTH else student[:STUDENT_WIDTH - 1] + "…"
+
+
+def _late_cell(held: list[Score]) -> str:
+    seconds = max((s.late_seconds for s in held), default=0.0)
+    if not seconds:
+        return ""
+    penalty = sum(s.late_penalty for s in held)
+    return late_text(seconds) + (f" (-{_fmt(penalty)})" if penalty else "")
+
+
+def _mean(column: list[Score]) -> str:
+    if not column:
+        return "-"
+    return f"{_fmt(round(sum(s.score for s in column) / len(column), 1))}"
+
+
+def _mean_total(scores: list[Score], students: list[str]) -> str:
+    if not students:
+        return "-"
+    return f"{_fmt(round(sum(s.score for s in scores) / len(students), 1))}"
+
+
+def late_text(seconds: float) -> str:
+    """A delay as a TA reads it ('2 d 3 h', '5 h 10 min', '12 min'); '' when on time: the one
+    spelling of the score table, the class report, the formgrader's notes and the export."""
+    if not seconds or seconds <= 0:
+        return ""
+    minutes = max(1, int(round(seconds / 60)))
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h"
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
 def _fmt(value: float) -> str:
@@ -183,9 +245,11 @@ def _fmt(value: float) -> str:
 def write_csv(scores: list[Score], path: Path) -> None:
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "notebook", "score", "max_score"])
+        writer.writerow(["student", "notebook", "score", "max_score", "late",
+                         "late_penalty"])
         for s in sorted(scores, key=lambda s: (s.student, s.notebook)):
-            writer.writerow([s.student, s.notebook, _fmt(s.score), _fmt(s.max_score)])
+            writer.writerow([s.student, s.notebook, _fmt(s.score), _fmt(s.max_score),
+                             late_text(s.late_seconds), _fmt(s.late_penalty)])
 
 
 # ---- the export for a school's system -----------------------------------------------------------

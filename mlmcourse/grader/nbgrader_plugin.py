@@ -33,20 +33,22 @@ import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 from nbgrader.utils import compute_checksum, determine_grade
 from traitlets import Float, Integer
 
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded, is_solution
+from mlmcourse.course.headings import check_headings
 from mlmcourse.course.layout import ASSIGNMENT
 
 from .config import grading_settings
 from .coordinator import as_recorded, portable_bytes
+from .dialog import quiet_capture, quiet_dialog, summary_line
 from .engine import grade_submission
 from .limits import Limits
 from .rebuild import repeated_note, student_cells, trusted_notebooks
-from .results import NotebookResult, TestResult, stderr_as_note, unanswered
+from .results import NotebookResult, TestResult, record_verdict, stderr_as_note, unanswered
 
 _DEFAULTS = Limits()
 
@@ -87,7 +89,8 @@ class EngineExecute(NbGraderPreprocessor):
         root = Path(coursedir.root)
         submission = Path(coursedir.format_path(coursedir.submitted_directory, student,
                                                 assignment))
-        with tempfile.TemporaryDirectory(prefix="mlm-autograde-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="mlm-autograde-") as scratch, \
+                quiet_dialog(self.log, root, student) as log_file:
             results = grade_submission(root, student, submission, Path(scratch),
                                        settings.limits(), notebooks=[name])
             if len(results) != 1:
@@ -103,9 +106,12 @@ class EngineExecute(NbGraderPreprocessor):
                 self.log.warning("%s/%s reached into the grader (%s): the checks that rest on "
                                  "the worker's claims earn nothing", student, name,
                                  incident.get("detail"))
+        titles = {gid: heading.title for gid, heading in check_headings(graded).items()}
         scores_as_nbgrader_reads_them(graded, result)
         with Gradebook(info["db_url"]) as gradebook:
             gradebook_checksums(graded, gradebook, name, assignment)
+            late = seconds_late(gradebook, assignment, student)
+        self.log.info(summary_line(result, titles, str(log_file.relative_to(root)), late))
         source = nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb")
         answer_checksums(graded, unanswered(graded, source))
         return graded, resources
@@ -122,6 +128,14 @@ class EngineExecute(NbGraderPreprocessor):
         return CourseDirectory(config=self.config)
 
 
+def seconds_late(gradebook, assignment: str, student: str) -> float:
+    """How late the gradebook says the submission is (0: on time, no due date, not recorded)."""
+    try:
+        return float(gradebook.find_submission(assignment, student).total_seconds_late or 0.0)
+    except MissingEntry:
+        return 0.0
+
+
 def graded_notebook(result: NotebookResult, root: Path, scratch: Path) -> nbformat.NotebookNode:
     """The notebook the engine graded, as `make grade` writes it (the scratch folder named by
     one fixed name, streams merged, library paths short); when the engine could not read the
@@ -130,6 +144,7 @@ def graded_notebook(result: NotebookResult, root: Path, scratch: Path) -> nbform
     if path is None or not Path(path).is_file():
         source = nbio.read(root / "source" / ASSIGNMENT / f"{result.notebook}.ipynb")
         graded, _ = trusted_notebooks(source, None)
+        record_verdict(graded, result)
         return graded
     graded = as_recorded(portable_bytes(Path(path), scratch))
     return graded
@@ -215,6 +230,7 @@ class LastCopyOfEachCell(NbGraderPreprocessor):
 
     def preprocess(self, nb: nbformat.NotebookNode, resources: dict
                    ) -> tuple[nbformat.NotebookNode, dict]:
+        quiet_capture(self.log)  # the formgrader's dialog: INFO, no colour codes
         from nbgrader.nbgraderformat import MetadataValidator
 
         where = _where(resources)
@@ -260,3 +276,19 @@ class SubmissionExporter(NotebookExporter):
 def _where(resources: dict) -> str:
     info = (resources or {}).get("nbgrader", {})
     return f"{info.get('student', '?')}/{info.get('notebook', '?')}"
+
+
+class SourceOverwriteCells(OverwriteCells):
+    """nbgrader's `OverwriteCells` (each locked cell gets the source's text back) without a
+    warning for what every honest submission shows: the release strips the hidden tests from
+    the test cells, so each one's checksum differs from the gradebook's ("Attribute 'checksum'
+    for cell ... has changed!", 22 times on a 24 / 24 submission, which a TA reads as an error).
+    The engine grades the source's cells whatever the submission holds, so that difference
+    goes to the full log at DEBUG; other changes (a cell's type, its points) stay warnings."""
+
+    def report_change(self, name: str, attr: str, old, new) -> None:
+        if attr == "checksum":
+            self.log.debug("cell %s: the submitted copy differs from the source (its hidden "
+                           "tests, or an edit); the source's text is what is graded", name)
+            return
+        super().report_change(name, attr, old, new)

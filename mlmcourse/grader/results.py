@@ -104,3 +104,37 @@ def unanswered(graded, source_nb) -> set[str]:
         if is_solution(cell) and (gid := grade_id(cell)) in stubs
         and source_text(cell.get("source")).strip() == stubs[gid]
     }
+
+
+# ---- the verdict as the autograded notebook carries it ------------------------------------------
+
+# The key of the autograded notebook's metadata that holds the engine's verdict: read back by the
+# class report (`mlmcourse.report.collect`) after `make grade` and after the formgrader's
+# Autograde alike, so that it renders data, not the text of the outputs.
+VERDICT_KEY = "mlmcourse_verdict"
+
+
+def record_verdict(nb, result: NotebookResult) -> None:
+    """Write `result` (status, what happened, incidents, one line per check) into the metadata
+    of its autograded notebook `nb`."""
+    nb.metadata[VERDICT_KEY] = {
+        "status": result.status,
+        "detail": result.detail,
+        "incidents": [dict(incident) for incident in result.incidents],
+        "tests": [{"grade_id": t.grade_id, "passed": t.passed, "points": t.points,
+                   "max_points": t.max_points, "message": t.message} for t in result.tests],
+    }
+
+
+def recorded_verdict(nb, name: str) -> NotebookResult | None:
+    """The verdict `record_verdict` wrote into an autograded notebook, or None when the notebook
+    was graded before the engine recorded it."""
+    data = nb.get("metadata", {}).get(VERDICT_KEY)
+    if not isinstance(data, dict):
+        return None
+    tests = [TestResult(str(t.get("grade_id", "")), bool(t.get("passed")),
+                        float(t.get("points", 0)), float(t.get("max_points", 0)),
+                        str(t.get("message", ""))) for t in data.get("tests", [])]
+    return NotebookResult(name, sum(t.points for t in tests), sum(t.max_points for t in tests),
+                          str(data.get("status", "ok")), tests, detail=str(data.get("detail", "")),
+                          incidents=[dict(i) for i in data.get("incidents", [])])

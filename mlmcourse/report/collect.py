@@ -1,0 +1,200 @@
+"""The class as the grader left it, read back: one `Submission` per student and notebook.
+
+The verdict of each check is the engine's (`grader.results`): the one the autograded notebook
+carries in its metadata (`results.recorded_verdict`, written by `make grade` and by the
+formgrader's Autograde alike); a notebook graded before the engine recorded it is read with
+the same rule the engine applies (`results.cell_result`). Scores come from the gradebook when
+there is one (a TA's manual grades and the late penalty are there), else from the verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+
+from mlmcourse.course import nbio
+from mlmcourse.course.cells import (
+    grade_id,
+    is_graded,
+    is_solution,
+    points,
+    release_stub,
+    source_text,
+    without_solution_markers,
+)
+from mlmcourse.course.headings import CheckHeading, check_headings
+from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader.results import TestResult, cell_result, recorded_verdict
+
+# A notebook graded before the engine recorded its verdict: the errors by which the engine
+# marked an incident in a check's output (its own names, not a student's message).
+OLD_INCIDENTS = {"tamper": "ClaimNotTrusted", "timeout": "StudentCodeTimeout",
+                 "crash": "StudentCodeCrashed"}
+
+
+@dataclass
+class Submission:
+    """One student's notebook as graded."""
+
+    student: str
+    notebook: str
+    score: float
+    max_score: float
+    status: str = "ok"  # the engine's: ok, crashed, timeout, missing, error
+    tests: list[TestResult] = field(default_factory=list)
+    incidents: list[dict] = field(default_factory=list)
+    answers: dict[str, str] = field(default_factory=dict)  # grade_id -> the answer cell's code
+    manual: bool = False  # a TA's manual score is in the gradebook
+
+
+@dataclass
+class Student:
+    student: str
+    submissions: dict[str, Submission] = field(default_factory=dict)  # notebook -> submission
+    late_seconds: float = 0.0  # past the due date (0: on time or no due date)
+    late_penalty: float = 0.0
+
+    @property
+    def submitted(self) -> bool:
+        return any(s.status != "missing" for s in self.submissions.values())
+
+
+@dataclass
+class Release:
+    """What every student received: per notebook, each check's heading, the answer cells' stubs
+    and the instructor's solutions (the similarity check leaves both out)."""
+
+    notebooks: list[str]
+    headings: dict[str, dict[str, CheckHeading]]
+    max_scores: dict[str, float]
+    stubs: dict[tuple[str, str], str]
+    solutions: dict[tuple[str, str], str]
+
+
+@dataclass
+class ClassData:
+    release: Release
+    students: dict[str, Student]
+    graded_at: str = ""
+
+
+def read_release(root: Path) -> Release:
+    names = notebook_names(root)
+    headings, max_scores, stubs, solutions = {}, {}, {}, {}
+    for name in names:
+        nb = nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb")
+        headings[name] = check_headings(nb)
+        max_scores[name] = sum(points(cell) for cell in nb.cells if is_graded(cell))
+        for cell in nb.cells:
+            if is_solution(cell) and cell.cell_type == "code":
+                text = source_text(cell.source)
+                stubs[(name, grade_id(cell))] = release_stub(text, "code")
+                solutions[(name, grade_id(cell))] = without_solution_markers(text)
+    return Release(names, headings, max_scores, stubs, solutions)
+
+
+def read_notebook(path: Path):
+    """An autograded notebook, parsed without nbformat's validation: the grader wrote it (as
+    `grader.coordinator.as_recorded` reads it), and validating a class's notebooks is most of
+    the time a report takes."""
+    try:
+        return nbformat.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path}: not a notebook the grader wrote ({err}); grade it "
+                         "again") from err
+
+
+def read_submission(path: Path, student: str, name: str) -> Submission:
+    """An autograded notebook as a `Submission` (scores from the verdict; see `collect`)."""
+    nb = read_notebook(path)
+    answers = {grade_id(cell): source_text(cell.source) for cell in nb.cells
+               if is_solution(cell) and cell.cell_type == "code"}
+    verdict = recorded_verdict(nb, name)
+    if verdict is not None:
+        return Submission(student, name, verdict.score, verdict.max_score, verdict.status,
+                          verdict.tests, verdict.incidents, answers)
+    tests = [cell_result(cell, points(cell)) for cell in nb.cells if is_graded(cell)
+             and not is_solution(cell)]
+    incidents = []
+    for kind, error in OLD_INCIDENTS.items():
+        hit = [test for test in tests if test.message.startswith(error)]
+        if hit:
+            incidents.append({"kind": kind, "detail": f"{', '.join(t.grade_id for t in hit)}: "
+                                                      f"{hit[0].message}"})
+    return Submission(student, name, sum(t.points for t in tests),
+                      sum(t.max_points for t in tests), "ok", tests, incidents, answers)
+
+
+def read_autograded(root: Path, release: Release) -> dict[str, Student]:
+    """Every student with a folder in autograded/ or submitted/; a notebook of the series they
+    did not hand in is a `missing` submission worth nothing."""
+    students: dict[str, Student] = {}
+    for folder in ("submitted", "autograded"):
+        base = root / folder
+        if base.is_dir():
+            for path in sorted(base.iterdir()):
+                if (path / ASSIGNMENT).is_dir():
+                    students.setdefault(path.name, Student(path.name))
+    for student in students.values():
+        for name in release.notebooks:
+            path = root / "autograded" / student.student / ASSIGNMENT / f"{name}.ipynb"
+            if path.is_file():
+                student.submissions[name] = read_submission(path, student.student, name)
+            else:
+                student.submissions[name] = not_graded(root, student.student, name, release)
+    return students
+
+
+def not_graded(root: Path, student: str, name: str, release: Release) -> Submission:
+    """A notebook with no autograded copy: not handed in, or handed in and unreadable (the
+    engine grades that as not handed in: an incident for the TA)."""
+    missing = Submission(student, name, 0.0, release.max_scores[name], "missing")
+    if (root / "submitted" / student / ASSIGNMENT / f"{name}.ipynb").is_file():
+        missing.incidents.append({"kind": "unreadable", "detail": f"{name}.ipynb was handed "
+                                  "in but could not be read as a notebook"})
+    return missing
+
+
+def apply_gradebook(config, students: dict[str, Student]) -> None:
+    """The gradebook's word on scores (manual grades, the late penalty) and lateness."""
+    from nbgrader.api import MissingEntry
+
+    with config.gradebook() as gradebook:
+        for student in students.values():
+            try:
+                submission = gradebook.find_submission(ASSIGNMENT, student.student)
+            except MissingEntry:
+                continue
+            student.late_seconds = float(submission.total_seconds_late or 0.0)
+            student.late_penalty = float(submission.late_submission_penalty or 0.0)
+            for nb in submission.notebooks:
+                held = student.submissions.get(nb.name)
+                if held is None or held.status == "missing":
+                    continue
+                penalty = float(nb.late_submission_penalty or 0.0)
+                held.score = max(0.0, float(nb.score) - penalty)
+                held.max_score = float(nb.max_score)
+                held.manual = any(g.manual_score is not None for g in nb.grades)
+
+
+def has_gradebook(config) -> bool:
+    """Whether the course's gradebook exists (a SQLite file is not created just to read it)."""
+    from mlmcourse.grader.config import SQLITE_PREFIX
+
+    if not config.db_url.startswith(SQLITE_PREFIX):
+        return True
+    return Path(config.db_url[len(SQLITE_PREFIX):]).is_file()
+
+
+def collect(config) -> ClassData:
+    """The class of the course `config` (a `grader.config.GradingConfig`) names."""
+    release = read_release(config.root)
+    students = read_autograded(config.root, release)
+    if has_gradebook(config):
+        apply_gradebook(config, students)
+    stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    return ClassData(release, students, stamp)

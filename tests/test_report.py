@@ -1,0 +1,321 @@
+"""The class report (mlmcourse/report/) on the committed sample class: autograded/ as `make
+build` graded it. Groups, incidents and pairs are asserted by check and by membership, never by
+a failure's wording (the messages may change; who fails together with whom may not)."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import re
+
+import pytest
+from conftest import ROOT
+
+from mlmcourse.build.samples import load_samples
+from mlmcourse.grader.results import VERDICT_KEY
+from mlmcourse.report.build import PAGE, analyse, write_class_report
+from mlmcourse.report.changes import changes, snapshot
+from mlmcourse.report.collect import ClassData, read_autograded, read_notebook, read_release
+from mlmcourse.report.groups import cause, class_lines
+from mlmcourse.report.similarity import fingerprints
+
+# Samples that make one mistake the same way: (check, students who must share a cause group).
+SAME_CAUSE = [
+    ("test_custom_ignore_index", {"wrong_hardcoded_ignore_index", "hostile_deleted_tests"}),
+    ("test_labels", {"wrong_labels_every_token", "wrong_labels_from_corrupted"}),
+    ("test_forward_stable", {"wrong_log_of_softmax", "wrong_raw_exp"}),
+    ("test_forward_token_mean", {"wrong_mean_all_tokens", "wrong_mean_of_means"}),
+    ("test_no_library_losses", {"wrong_aten_cross_entropy", "wrong_saved_log_softmax"}),
+    ("test_inputs_unchanged", {"wrong_mutates_input", "hostile_hides_mutation"}),
+]
+# ... and samples whose causes differ on one check (a library loss called vs claims refused).
+OTHER_CAUSE = [("test_no_library_losses", "wrong_aten_cross_entropy", "hostile_ops_recorder_off")]
+COPIED_PAIR = {"copied_log_probs_a", "copied_log_probs_b"}
+
+
+@pytest.fixture(scope="module")
+def sample_class() -> ClassData:
+    release = read_release(ROOT)
+    return ClassData(release, read_autograded(ROOT, release), "test")
+
+
+@pytest.fixture(scope="module")
+def report(sample_class):
+    return analyse(sample_class)
+
+
+@pytest.fixture(scope="module")
+def samples():
+    return {sample.student_id: sample for sample in load_samples(ROOT)}
+
+
+def groups_of(report, grade_id: str) -> list[set[str]]:
+    return [set(group.students) for check in report.checks if check.grade_id == grade_id
+            for group in check.groups]
+
+
+def test_every_failure_lands_in_one_group_of_its_check(report, sample_class):
+    for check in report.checks:
+        failing = {student.student for student in sample_class.students.values()
+                   for test in getattr(student.submissions.get(check.notebook), "tests", [])
+                   if test.grade_id == check.grade_id and not test.passed}
+        members = [name for group in check.groups for name in group.students]
+        assert sorted(members) == sorted(failing), check.title
+        assert check.failed == len(failing) <= check.graded
+
+
+def test_each_wrong_sample_lands_in_the_group_of_its_cause(report, samples):
+    wrong = {name for name in samples if name.startswith("wrong_")}
+    placed = {name for check in report.checks for group in check.groups
+              for name in group.students}
+    assert wrong <= placed  # every sample with a mistake fails some check
+    for grade_id, together in SAME_CAUSE:
+        assert any(together <= group for group in groups_of(report, grade_id)), grade_id
+    for grade_id, first, second in OTHER_CAUSE:
+        assert not any({first, second} <= group for group in groups_of(report, grade_id))
+
+
+def test_a_blank_notebook_is_one_cause_everywhere(report):
+    for check in report.checks:
+        with_blank = [group for group in check.groups if "blank" in group.students]
+        assert len(with_blank) <= 1
+        if with_blank and check.notebook < "04":  # 04 imports notebook 1's answers instead
+            assert "NotImplementedError" in with_blank[0].cause
+
+
+def test_the_checks_carry_their_headings(report):
+    titles = {check.grade_id: check.title for check in report.checks}
+    assert re.match(r"B3 · ", titles["test_custom_ignore_index"])
+    assert all(check.title for check in report.checks)
+
+
+def test_tampering_samples_appear_under_incidents(report, samples):
+    tampering = {name for name, sample in samples.items() if _twin(sample)}
+    assert len(tampering) >= 6
+    flagged = {incident.student for incident in report.incidents if incident.kind == "tamper"}
+    assert tampering <= flagged
+    honest = {name for name in samples if name.startswith(("honest_", "wrong_"))} | {"reference"}
+    assert not flagged & honest
+    kinds = {(incident.student, incident.kind) for incident in report.incidents}
+    assert ("hostile_hang", "timeout") in kinds
+    assert ("hostile_segfault", "crash") in kinds
+    pasted = ROOT / "autograded" / "honest_pasted_answer" / "bert_mlm" / "01_corruption.ipynb"
+    if VERDICT_KEY in read_notebook(pasted).metadata:  # graded since the engine records it
+        assert ("honest_pasted_answer", "pasted") in kinds
+
+
+def test_the_copied_pair_and_no_unrelated_pair(report, samples):
+    pairs = {frozenset((pair.first, pair.second)) for pair in report.similarity.pairs}
+    assert frozenset(COPIED_PAIR) in pairs
+    families = {}
+    for name, sample in samples.items():  # a tampering sample is its twin's code by design
+        families[name] = _twin(sample) or name
+    for pair in pairs - {frozenset(COPIED_PAIR)}:
+        first, second = sorted(pair)
+        assert families[first] == families[second], f"unrelated pair flagged: {first}, {second}"
+    copied = next(p for p in report.similarity.pairs if {p.first, p.second} == COPIED_PAIR)
+    assert copied.grade_id == "target_log_probs" and copied.overlap > 0.9
+    assert "row_max" in copied.first_code + copied.second_code  # both cells, side by side
+
+
+def test_answers_equal_to_the_solution_are_a_note_not_pairs(report):
+    as_solution = report.similarity.as_solution[("02_stable_log_softmax", "masked_mean_nll")]
+    assert {"reference", "copied_log_probs_a"} <= set(as_solution)
+    assert not any(pair.grade_id == "masked_mean_nll" for pair in report.similarity.pairs)
+
+
+def test_renaming_and_layout_do_not_change_fingerprints():
+    code = "def f(x, y):\n    total = x.exp().sum(dim=-1)\n    return (total.log() - y) * 2\n"
+    renamed = ("def g(a, b):\n    s = a.exp().sum(dim=-1)   # comment\n\n"
+               "    return (s.log() - b) * 2\n")
+    assert fingerprints(code) == fingerprints(renamed)
+    assert fingerprints(code) != fingerprints(code.replace(".log()", ".exp()"))
+
+
+def test_causes_strip_numbers_and_sites():
+    assert cause("CheckFailed: off by 1.7e-07 (tolerance 1e-12): expected [[5, 6]], got [[9, 2]]") \
+        == cause("CheckFailed: off by 0.375 (tolerance 1e-6): expected [[1]], got [[0]]")
+    assert cause("X: reaches (cell f, line 2: imports (torch.library)), so no") == \
+        cause("X: reaches (cell g, line 9: exec), so no")
+    assert cause("got nan") != cause("got 0.0")
+
+
+def test_the_page_and_its_tables(tmp_path, sample_class, report):
+    page = write_class_report(sample_class, tmp_path)
+    assert page.name == PAGE
+    text = page.read_text(encoding="utf-8")
+    assert "<img" in text and "data:image/png;base64," in text  # offline: figures inline
+    assert "http://" not in text and "https://" not in text
+    assert 'data-pair="copied_log_probs_a copied_log_probs_b"' in text
+    with (tmp_path / "checks.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert sum(int(r["in_group"]) for r in rows) == sum(c.failed for c in report.checks)
+    for name in ("scores.csv", "incidents.csv", "similar.csv", "changes.csv"):
+        assert (tmp_path / name).is_file()
+
+
+def test_changes_since_the_previous_grading(tmp_path, sample_class):
+    write_class_report(sample_class, tmp_path)
+    regraded = copy.deepcopy(sample_class)
+    submission = regraded.students["wrong_raw_exp"].submissions["02_stable_log_softmax"]
+    fixed = [t for t in submission.tests if not t.passed]
+    submission.tests = [type(t)(t.grade_id, True, t.max_points, t.max_points, "")
+                        for t in submission.tests]
+    submission.score = submission.max_score
+    moved = changes(snapshot(sample_class), snapshot(regraded))
+    assert [(m.student, m.notebook) for m in moved] == [("wrong_raw_exp", "02_stable_log_softmax")]
+    assert moved[0].now_passing == sorted(t.grade_id for t in fixed) and moved[0].after == 15
+    write_class_report(regraded, tmp_path)
+    write_class_report(regraded, tmp_path)  # built again from the same grades: still shown
+    with (tmp_path / "changes.csv").open() as handle:
+        assert [row["student"] for row in csv.DictReader(handle)] == ["wrong_raw_exp"]
+
+
+def test_class_lines_name_nobody(report):
+    lines = class_lines(report.checks)
+    students = {name for check in report.checks for g in check.groups for name in g.students}
+    line = lines[("01_corruption", "test_custom_ignore_index")]
+    assert re.match(r"\d+% of the class failed this check; the most common cause was", line)
+    assert not any(name in text for text in lines.values() for name in students)
+
+
+def _twin(sample) -> str | None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"twin_{sample.student_id}",
+                                                  ROOT / "samples" / f"{sample.student_id}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, "TWIN", None)
+
+
+def test_feedback_gains_the_class_line_only_when_the_course_asks(tmp_path, report):
+    from traitlets.config import Config
+
+    from mlmcourse.course.layout import ASSIGNMENT
+    from mlmcourse.grader.feedback import CLASS_LINES, ReadableFeedback
+    from mlmcourse.report.build import write_class_lines
+    from mlmcourse.report.collect import read_notebook
+
+    (tmp_path / CLASS_LINES).parent.mkdir()
+    write_class_lines(report, tmp_path / CLASS_LINES)
+    path = ROOT / "autograded" / "wrong_hardcoded_ignore_index" / ASSIGNMENT / "01_corruption.ipynb"
+
+    def summary(asked: bool) -> dict:
+        config = Config()
+        config.CourseDirectory.root = str(tmp_path)
+        config.Grading.class_feedback = asked
+        nb = read_notebook(path)
+        for cell in nb.cells:  # the scores nbgrader's GetGrades fills in
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade") and not meta.get("solution"):
+                meta["score"] = 0.0 if cell_failed(cell) else float(meta["points"])
+        resources = {"nbgrader": {"notebook": "01_corruption"}}
+        _, resources = ReadableFeedback(config=config).preprocess(nb, resources)
+        return {c["grade_id"]: c for c in resources["mlm_feedback"]["checks"]}
+
+    checks = summary(True)
+    line = checks["test_custom_ignore_index"]["in_class"]
+    assert re.match(r"\d+% of the class failed this check; the most common cause was", line)
+    assert "wrong_" not in line and "hostile_" not in line
+    assert "in_class" not in checks["test_unselected"]  # passed: no line
+    assert not summary(False)["test_custom_ignore_index"].get("in_class")
+
+
+def cell_failed(cell) -> bool:
+    from mlmcourse.grader.results import failure_message
+
+    return bool(failure_message(cell))
+
+
+def test_the_gradebook_decides_scores_and_lateness(tmp_path):
+    """After manual grading and a late submission: the report reads the gradebook's scores (a
+    TA's manual grade, the late penalty) and marks the late one with its delay."""
+    import shutil
+    import warnings
+    from datetime import datetime, timedelta
+
+    from mlmcourse.course.layout import ASSIGNMENT
+    from mlmcourse.grader.config import GradingConfig
+    from mlmcourse.report.build import write_report
+    from mlmcourse.report.collect import collect
+
+    course = tmp_path / "course"
+    shutil.copytree(ROOT / "source", course / "source")
+    shutil.copy(ROOT / "nbgrader_config.py", course / "nbgrader_config.py")
+    for student in ("reference", "wrong_labels_every_token"):
+        shutil.copytree(ROOT / "autograded" / student, course / "autograded" / student)
+        shutil.copytree(ROOT / "submitted" / student, course / "submitted" / student)
+    config = GradingConfig.load(course)
+    release = read_release(course)
+    due = datetime(2026, 1, 10, 17, 0)
+    with config.gradebook() as gradebook:
+        gradebook.update_or_create_assignment(ASSIGNMENT, duedate=due)
+        for name in release.notebooks:
+            gradebook.update_or_create_notebook(name, ASSIGNMENT)
+            for gid, heading in release.headings[name].items():
+                gradebook.update_or_create_grade_cell(gid, name, ASSIGNMENT,
+                                                      max_score=heading.points, cell_type="code")
+        for student, late in (("reference", timedelta(0)),
+                              ("wrong_labels_every_token", timedelta(hours=26))):
+            gradebook.update_or_create_student(student)
+            with warnings.catch_warnings():  # nbgrader 0.9 under SQLAlchemy 2: noise
+                warnings.filterwarnings("ignore", message=".*not in session.*")
+                gradebook.add_submission(ASSIGNMENT, student, timestamp=due + late)
+        for grade in gradebook.find_submission_notebook(
+                "01_corruption", ASSIGNMENT, "wrong_labels_every_token").grades:
+            grade.auto_score = grade.max_score if grade.name != "test_labels" else 0.0
+        manual = gradebook.find_grade("test_labels", "01_corruption", ASSIGNMENT,
+                                      "wrong_labels_every_token")
+        manual.manual_score = 1.0  # a TA's partial credit
+        late_nb = gradebook.find_submission_notebook("01_corruption", ASSIGNMENT,
+                                                     "wrong_labels_every_token")
+        late_nb.late_submission_penalty = 3.0
+        gradebook.db.commit()
+    from mlmcourse.grader.grading import read_scores, score_table
+
+    table = score_table(read_scores(config))  # make grade's table reads the same gradebook
+    assert re.search(r"^wrong_labels_every_token .* 1 d 2 h \(-3\)$", table, re.M), table
+    data = collect(config)
+    late = data.students["wrong_labels_every_token"]
+    assert late.late_seconds == 26 * 3600
+    held = late.submissions["01_corruption"]
+    assert held.manual and held.score == 24 - 2 + 1 - 3  # all but B1, B1's manual 1, penalty
+    assert data.students["reference"].late_seconds == 0
+    page = write_report(config).read_text(encoding="utf-8")
+    assert re.search(r"wrong_labels_every_token</td><td class=\"late\">1 d 2 h</td>", page)
+    with (course / "reports" / "scores.csv").open() as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert rows["wrong_labels_every_token"]["late"] == "1 d 2 h"
+    assert rows["reference"]["late"] == ""
+
+
+def test_the_synthetic_class_of_the_benchmark(tmp_path, sample_class):
+    """The bench's class (students mixed from the samples' notebooks): each check fails for
+    exactly the synthetic students whose notebook came from a sample that failed it, and each
+    incident of a sample shows once per student who got that notebook."""
+    from collections import Counter
+
+    from mlmcourse.bench.report import sample_for, synthetic_course
+    from mlmcourse.grader.config import GradingConfig
+    from mlmcourse.report.collect import collect
+
+    size = 120
+    course = synthetic_course(ROOT, tmp_path, size)
+    report = analyse(collect(GradingConfig.load(course)))
+    samples = sorted(sample_class.students)
+    names = sample_class.release.notebooks
+    origin = {(f"student{k:04d}", name): sample_for(samples, k, index)
+              for k in range(size) for index, name in enumerate(names)}
+    for check in report.checks:
+        expected = sorted(student for (student, name), sample in origin.items()
+                          if name == check.notebook and any(
+                              t.grade_id == check.grade_id and not t.passed for t in getattr(
+                                  sample_class.students[sample].submissions.get(name),
+                                  "tests", [])))
+        assert sorted(s for g in check.groups for s in g.students) == expected, check.title
+    kinds = Counter(i.kind for i in report.incidents)
+    expected_kinds = Counter(
+        incident.get("kind") for (student, name), sample in origin.items()
+        for incident in sample_class.students[sample].submissions[name].incidents)
+    assert kinds == expected_kinds and kinds["tamper"] > 0
