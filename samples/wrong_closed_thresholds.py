@@ -15,5 +15,5 @@ PATCHES = {
 EXPECTED = {"01_corruption": 22}
 # The phrase the first failing message of each notebook shows: it names the mistake.
 SHOWS = {
-    "01_corruption": "u = 0.8 takes the random id",
+    "01_corruption": "exactly takes the RANDOM branch",
 }

@@ -16,5 +16,5 @@ PATCHES = {
 EXPECTED = {"01_corruption": 23}
 # The phrase the first failing message of each notebook shows: it names the mistake.
 SHOWS = {
-    "01_corruption": "torch.float32",
+    "01_corruption": "torch.float",
 }

@@ -15,5 +15,5 @@ PATCHES = {
 EXPECTED = {"01_corruption": 19}
 # The phrase the first failing message of each notebook shows: it names the mistake.
 SHOWS = {
-    "01_corruption": "the unselected site is labelled with its token",
+    "01_corruption": "ignore_index (-100)",
 }

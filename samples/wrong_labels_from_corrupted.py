@@ -21,5 +21,5 @@ PATCHES = {
 EXPECTED = {"01_corruption": 18}
 # The phrase the first failing message of each notebook shows: it names the mistake.
 SHOWS = {
-    "01_corruption": "they copy the corrupted tokens",
+    "01_corruption": "copy the corrupted tokens",
 }

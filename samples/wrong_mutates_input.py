@@ -11,5 +11,5 @@ PATCHES = {
 EXPECTED = {"01_corruption": 21}
 # The phrase the first failing message of each notebook shows: it names the mistake.
 SHOWS = {
-    "01_corruption": "your function wrote into them",
+    "01_corruption": "the caller's tokens",
 }

@@ -177,9 +177,9 @@ def _finite_differences(loss_of, logits, step: float = 1e-6):
     for i in range(flat.numel()):
         saved = flat[i].item()
         flat[i] = saved + step
-        plus = float(loss_of(flat.view_as(logits)))
+        plus = float(loss_of(flat.view_as(logits).clone()))  # a copy: the forward may not write
         flat[i] = saved - step
-        minus = float(loss_of(flat.view_as(logits)))
+        minus = float(loss_of(flat.view_as(logits).clone()))
         flat[i] = saved
         numeric[i] = (plus - minus) / (2 * step)
     return numeric.view_as(logits)
@@ -194,6 +194,11 @@ def backward_mistake(loss_of, logits, labels, ignore_index: int = -100) -> str |
     the student's own forward (no reference gradient here), or None when they agree.
 
     `loss_of(z)` is the loss at logits `z` (float64, [B, L, V]) with `labels` fixed."""
+    given = logits.detach().clone()
+    loss_of(given)
+    if not bool((given == logits.detach()).all()):
+        return ("your forward changes the logits it is given: never write into the caller's "
+                "tensors (work on a copy)")
     grad = _gradient(loss_of, logits)
     if grad is None or tuple(grad.shape) != tuple(logits.shape):
         return "backward() must give logits a gradient of the logits' shape"
@@ -248,10 +253,11 @@ def visible_checks_passed(notebook: str, points: int) -> None:
 
     path = Path.cwd() / f"{notebook}.ipynb"
     print("Every visible check passes. Validate runs these checks and the public part of each\n"
-          "graded cell (one bad input of every kind its hidden tests try). It does not run the\n"
-          f"hidden tests, which decide the {points} points of this notebook when it is graded.\n"
+          "graded cell: a quick case of what it checks, and for the error tests one bad input of\n"
+          "every kind the hidden tests try. It does not run the hidden tests, which decide the\n"
+          f"{points} points of this notebook when it is graded.\n"
           "Working on your own with the course's repository? Run the hidden tests on this file:\n"
-          f"    python -m mlmcourse check {shlex.quote(str(path))}")
+          f"    {shlex.quote(sys.executable)} -m mlmcourse check {shlex.quote(str(path))}")
 
 
 @contextlib.contextmanager
