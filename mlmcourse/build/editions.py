@@ -34,11 +34,16 @@ from mlmcourse.grader.grading import autograde, submitted_students
 
 STAGES = ("release", "notebooks", "graded")
 MANIFEST = "build-manifest.json"
-# What each stage is made from: a stage is stale when any of these files changed.
+# What each stage is made from: a stage is stale when any of these files changed. The rooms of
+# the package a generated file can depend on (the notebooks import course and teaching; the
+# build and the grader make them); the class report, the exchange, the benchmarks and the
+# front doors make none of them.
+PACKAGE_INPUTS = ("mlmcourse/__init__.py", "mlmcourse/course", "mlmcourse/teaching",
+                  "mlmcourse/build", "mlmcourse/grader")
 STAGE_INPUTS = {
     "release": ("source", "nbgrader_config.py"),
-    "notebooks": ("source", "mlmcourse"),
-    "graded": ("source", "samples", "mlmcourse", "nbgrader_config.py"),
+    "notebooks": ("source", *PACKAGE_INPUTS),
+    "graded": ("source", "samples", *PACKAGE_INPUTS, "nbgrader_config.py"),
 }
 READER_NOTE = (
     "**Reading edition.** This copy is worked: each answer is filled in but folded away, so you "
