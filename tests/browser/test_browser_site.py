@@ -250,6 +250,24 @@ def test_show_the_solution_lines_up_with_the_text(site, served, browser_page):
     lab.shoot(page, "site-6-solution-unfolded")
 
 
+def test_a_question_opens_to_say_why_each_choice_is_right_or_wrong(site, served, browser_page):
+    """Predict, then run: a choice is folded, and opens to say Right or Not quite, and why."""
+    page = browser_page
+    open_page(page, served, "03_empty_mask_and_gradient.html")
+    question = page.locator(".jp-MarkdownCell", has_text="Predict, then run").first
+    question.scroll_into_view_if_needed()
+    choices = question.locator(".jp-RenderedMarkdown details")
+    assert choices.count() == 3
+    right = choices.filter(has_text="nan").first
+    assert "Right." not in right.inner_text() or not right.locator("p").first.is_visible()
+    right.locator("summary").click()
+    assert right.locator("p", has_text="Right.").is_visible()
+    wrong = choices.first
+    wrong.locator("summary").click()
+    assert wrong.locator("p", has_text="Not quite.").is_visible()
+    lab.shoot(page, "site-8-question-opened")
+
+
 def test_saved_widget_state_becomes_a_static_panel(site, served, browser_page):
     _, notebooks = site
     with_widgets = [
