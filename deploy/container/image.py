@@ -1,0 +1,234 @@
+"""The course image: one container image every student's and staff member's server runs
+(`make image`; the container hub and tests/test_hub_containers.py use it).
+
+    python deploy/container/image.py            # build (or reuse) it; prints its tag
+    python deploy/container/image.py --key      # the cache key only
+
+Built from Debian packages and the pinned environment alone, no base image pulled from a
+registry: mmdebstrap makes a bookworm root file system with Debian's python3.11; a hook installs
+the course's pinned environment (requirements/constraints.txt) into /opt/course/venv the way
+this machine's pip does (torch's CPU build from the local wheel folders, bind-mounted read-only
+during the build, never the CUDA build from the index), the course package `mlmcourse` (no
+solutions), the hub's module, the roles' Jupyter configuration and the student release
+(/opt/course/release); a user `jovyan` (uid 1000) owns /home/jovyan. podman imports the tree with
+the image's settings, and saves it as an OCI archive in build/image/mlmcourse-<key>.oci.tar.
+
+The key is a hash of everything the image is made of (this file, the pins, the package, the
+roles, the release, the Debian package list): a later run with the same inputs loads the archive
+(or finds the image in podman's storage) instead of building again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+BUILD = REPO / "build" / "image"
+NAME = "localhost/mlmcourse"
+CONTAINERS_CONF = HERE / "containers.conf"
+SUITE = "bookworm"
+# Debian's packages of the image: Python 3.11 (the course's), a shell for JupyterLab's
+# terminals, tini as the container's init (reaps the kernels' children), certificates.
+PACKAGES = ["python3", "python3-venv", "ca-certificates", "tini", "bash", "procps", "less"]
+# Where this machine's pip finds the CPU build of torch and the other local wheels (the host's
+# pip configuration: find-links and extra index); bind-mounted read-only during the build.
+WHEEL_FOLDERS = ["/opt/wheels", "/opt/pypi", "/opt/pypi-more"]
+HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
+USER, UID = "jovyan", 1000
+INPUTS = ["deploy/container/image.py", "requirements/constraints.txt", "requirements/course.txt",
+          "pyproject.toml", "mlmcourse",
+          "deploy/hub/roles", "deploy/hub/mlmcourse_hub.py", "release"]
+
+
+class ImageError(RuntimeError):
+    """The image cannot be built here; the message says why and what to do."""
+
+
+def podman_env() -> dict[str, str]:
+    """The environment for podman: the course's containers.conf (runc, cgroupfs, ulimits)."""
+    return dict(os.environ, CONTAINERS_CONF=str(CONTAINERS_CONF))
+
+
+def podman(*args: str, check: bool = True, **options) -> subprocess.CompletedProcess:
+    done = subprocess.run(["podman", *args], capture_output=True, text=True, env=podman_env(),
+                          **options)
+    if check and done.returncode != 0:
+        raise ImageError(f"podman {' '.join(args[:3])} failed: {done.stderr.strip()[-2000:]}")
+    return done
+
+
+def input_files() -> list[Path]:
+    files = []
+    for name in INPUTS:
+        path = REPO / name
+        found = [path] if path.is_file() else sorted(
+            p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        files.extend(found)
+    return files
+
+
+def key() -> str:
+    """A hash of the image's inputs (their paths and bytes, and the Debian package list)."""
+    digest = hashlib.sha256(" ".join([SUITE, *PACKAGES]).encode())
+    for path in input_files():
+        digest.update(str(path.relative_to(REPO)).encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:16]
+
+
+def tag(image_key: str | None = None) -> str:
+    return f"{NAME}:{image_key or key()}"
+
+
+def archive(image_key: str) -> Path:
+    return BUILD / f"mlmcourse-{image_key}.oci.tar"
+
+
+def why_not_here() -> str | None:
+    """Why the image cannot be built or run here (None when it can)."""
+    for tool in ("podman", "mmdebstrap", "runc"):
+        if shutil.which(tool) is None:
+            return f"{tool} is missing: apt-get install podman runc mmdebstrap (.ci/run does)"
+    if os.geteuid() != 0:
+        return "the course image is built and run with rootful podman: run as root"
+    done = podman("info", check=False)
+    if done.returncode != 0:
+        return f"podman cannot run here: {done.stderr.strip()[-500:]}"
+    return None
+
+
+# The hook that runs inside the new root file system (chroot), after Debian's packages.
+INSTALL = r"""
+set -eu
+export PIP_FIND_LINKS=/opt/wheels PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+export PIP_EXTRA_INDEX_URL="file:///opt/pypi/simple file:///opt/pypi-more/simple"
+# this machine's certificate authorities (its proxy's among them) reach the index; not kept
+export PIP_CERT=/tmp/host-ca.crt REQUESTS_CA_BUNDLE=/tmp/host-ca.crt SSL_CERT_FILE=/tmp/host-ca.crt
+python3 -m venv /opt/course/venv
+pip=/opt/course/venv/bin/pip
+# torch first, from the local CPU wheel: the index's torch==2.13.0 is the CUDA build (GBs)
+$pip install --quiet -c /tmp/course/requirements/constraints.txt /opt/wheels/torch-*+cpu-*.whl
+$pip install --quiet -c /tmp/course/requirements/constraints.txt \
+    -r /tmp/course/requirements/course.txt /tmp/course
+site=$(/opt/course/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+cp /tmp/course/deploy/hub/mlmcourse_hub.py "$site/"
+cp -r /tmp/course/deploy/hub/roles /opt/course/roles
+for role in /opt/course/roles/*; do : > "$role/migrated"; done
+cp -r /tmp/course/release /opt/course/release
+useradd --create-home --uid 1000 --shell /bin/bash jovyan
+rm -rf /tmp/course /tmp/host-ca.crt /var/cache/apt/* /var/lib/apt/lists/* /root/.cache
+"""
+
+
+def customize_hook(source: Path) -> list[str]:
+    """mmdebstrap's customize hooks (run on this machine with the root file system as $1): the
+    wheel folders bind-mounted read-only, the course's sources copied, the install, unmounted."""
+    mounts = " ".join(f'mkdir -p "$1{f}" && mount --bind -o ro {f} "$1{f}";'
+                      for f in WHEEL_FOLDERS if Path(f).is_dir())
+    unmounts = " ".join(f'umount "$1{f}" 2>/dev/null; rmdir "$1{f}" 2>/dev/null;'
+                        for f in WHEEL_FOLDERS)
+    return [
+        f'{mounts} cp -r {source} "$1/tmp/course" && cp /etc/resolv.conf "$1/etc/resolv.conf"'
+        f' && cp {HOST_CA} "$1/tmp/host-ca.crt"',
+        f'chroot "$1" /bin/sh -c {shlex.quote(INSTALL)}; status=$?; {unmounts} exit $status',
+    ]
+
+
+def staged_sources(folder: Path) -> Path:
+    """The inputs the install needs, copied (no .venv, no build/, no solutions: source/ is not
+    an input)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    for name in INPUTS:
+        path = REPO / name
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            shutil.copytree(path, target, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(path, target)
+    return folder
+
+
+def build(image_key: str) -> dict:
+    """The root file system (mmdebstrap), imported as the image, saved as an OCI archive."""
+    BUILD.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    rootfs = BUILD / "rootfs.tar"
+    source = staged_sources(BUILD / "sources")
+    hooks = [arg for hook in customize_hook(source) for arg in ("--customize-hook", hook)]
+    command = ["mmdebstrap", "--variant=apt", "--mode=root", "--format=tar",
+               f"--include={','.join(PACKAGES)}", *hooks, SUITE, str(rootfs)]
+    done = subprocess.run(command, capture_output=True, text=True,
+                          env=dict(os.environ, SOURCE_DATE_EPOCH="1700000000"))
+    shutil.rmtree(source, ignore_errors=True)
+    if done.returncode != 0:
+        raise ImageError(f"mmdebstrap failed: {done.stderr.strip()[-3000:]}")
+    settings = [
+        f"USER {USER}", f"WORKDIR /home/{USER}",
+        "ENV PATH=/opt/course/venv/bin:/usr/local/bin:/usr/bin:/bin",
+        "ENV HOME=/home/jovyan", "ENV LANG=C.UTF-8", "ENV SHELL=/bin/bash",
+        'ENTRYPOINT ["/usr/bin/tini", "--"]', 'CMD ["jupyterhub-singleuser"]',
+        "EXPOSE 8888", f"LABEL org.opencontainers.image.source=mlmcourse key={image_key}",
+    ]
+    changes = [arg for setting in settings for arg in ("--change", setting)]
+    podman("import", *changes, str(rootfs), tag(image_key), timeout=1800)
+    rootfs.unlink()
+    built = time.monotonic() - started
+    partial = archive(image_key).with_suffix(".partial")
+    podman("save", "--format", "oci-archive", "-o", str(partial), tag(image_key), timeout=1800)
+    partial.rename(archive(image_key))
+    for old in BUILD.glob("mlmcourse-*.oci.tar"):
+        if old != archive(image_key):
+            old.unlink()  # an archive of older inputs
+    return {"seconds": built, "archive": archive(image_key)}
+
+
+def ensure(verbose: bool = False) -> str:
+    """The image of the current inputs in podman's storage, tagged NAME:<key> and NAME:latest:
+    found there, loaded from its archive, or built. Returns the tag."""
+    reason = why_not_here()
+    if reason:
+        raise ImageError(reason)
+    image_key = key()
+    wanted = tag(image_key)
+    if podman("image", "exists", wanted, check=False).returncode != 0:
+        if archive(image_key).is_file():
+            podman("load", "-i", str(archive(image_key)), timeout=1800)
+            if verbose:
+                print(f"loaded {archive(image_key)}")
+        else:
+            result = build(image_key)
+            if verbose:
+                size = result["archive"].stat().st_size / 1e9
+                print(f"built {wanted} in {result['seconds']:.0f} s; "
+                      f"{result['archive']} ({size:.2f} GB)")
+    podman("tag", wanted, f"{NAME}:latest")
+    return wanted
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--key", action="store_true", help="print the inputs' key and stop")
+    args = parser.parse_args(argv)
+    if args.key:
+        print(key())
+        return 0
+    try:
+        print(ensure(verbose=True))
+    except ImageError as err:
+        print(f"image: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
