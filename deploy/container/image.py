@@ -115,6 +115,8 @@ export PIP_EXTRA_INDEX_URL="file:///opt/pypi/simple file:///opt/pypi-more/simple
 export PIP_CERT=/tmp/host-ca.crt REQUESTS_CA_BUNDLE=/tmp/host-ca.crt SSL_CERT_FILE=/tmp/host-ca.crt
 python3 -m venv /opt/course/venv
 pip=/opt/course/venv/bin/pip
+# the course environment's pip (Debian's 23.0 resolves extras under constraints wrongly)
+$pip install --quiet pip==23.2.1
 # torch first, from the local CPU wheel: the index's torch==2.13.0 is the CUDA build (GBs)
 $pip install --quiet -c /tmp/course/requirements/constraints.txt /opt/wheels/torch-*+cpu-*.whl
 $pip install --quiet -c /tmp/course/requirements/constraints.txt \
@@ -167,11 +169,16 @@ def build(image_key: str) -> dict:
     hooks = [arg for hook in customize_hook(source) for arg in ("--customize-hook", hook)]
     command = ["mmdebstrap", "--variant=apt", "--mode=root", "--format=tar",
                f"--include={','.join(PACKAGES)}", *hooks, SUITE, str(rootfs)]
-    done = subprocess.run(command, capture_output=True, text=True,
-                          env=dict(os.environ, SOURCE_DATE_EPOCH="1700000000"))
+    log = BUILD / "build.log"
+    with log.open("w") as handle:
+        done = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT,
+                              env=dict(os.environ, SOURCE_DATE_EPOCH="1700000000"))
     shutil.rmtree(source, ignore_errors=True)
     if done.returncode != 0:
-        raise ImageError(f"mmdebstrap failed: {done.stderr.strip()[-3000:]}")
+        errors = [line for line in log.read_text().splitlines() if "ERROR" in line or
+                  line.startswith("E:")]
+        raise ImageError("mmdebstrap failed (all of it in {}):\n{}".format(
+            log, "\n".join(errors[-20:])))
     settings = [
         f"USER {USER}", f"WORKDIR /home/{USER}",
         "ENV PATH=/opt/course/venv/bin:/usr/local/bin:/usr/bin:/bin",
