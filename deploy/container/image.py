@@ -13,7 +13,7 @@ solutions), the hub's module, the roles' Jupyter configuration and the student r
 (/opt/course/release); a user `jovyan` (uid 1000) owns /home/jovyan. podman imports the tree with
 the image's settings, and saves it as an OCI archive in build/image/mlmcourse-<key>.oci.tar.
 
-The key is a hash of everything the image is made of (this file, the pins, the package, the
+The key is a hash of everything the image is made of (the recipe here: Debian packages, install script, settings; the pins, the package,
 roles, the release, the Debian package list): a later run with the same inputs loads the archive
 (or finds the image in podman's storage) instead of building again.
 """
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import shlex
 import shutil
@@ -44,8 +45,7 @@ PACKAGES = ["python3", "python3-venv", "ca-certificates", "tini", "bash", "procp
 WHEEL_FOLDERS = ["/opt/wheels", "/opt/pypi", "/opt/pypi-more"]
 HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
 USER, UID = "jovyan", 1000
-INPUTS = ["deploy/container/image.py", "requirements/constraints.txt", "requirements/course.txt",
-          "pyproject.toml", "mlmcourse",
+INPUTS = ["requirements/constraints.txt", "requirements/course.txt", "pyproject.toml", "mlmcourse",
           "deploy/hub/roles", "deploy/hub/mlmcourse_hub.py", "release"]
 
 
@@ -77,8 +77,9 @@ def input_files() -> list[Path]:
 
 
 def key() -> str:
-    """A hash of the image's inputs (their paths and bytes, and the Debian package list)."""
-    digest = hashlib.sha256(" ".join([SUITE, *PACKAGES]).encode())
+    """A hash of what the image is made of: the recipe (suite, Debian packages, the install
+    script, the image's settings) and the input files (their paths and bytes)."""
+    digest = hashlib.sha256("\0".join([SUITE, *PACKAGES, INSTALL, *SETTINGS]).encode())
     for path in input_files():
         digest.update(str(path.relative_to(REPO)).encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
@@ -105,6 +106,14 @@ def why_not_here() -> str | None:
         return f"podman cannot run here: {done.stderr.strip()[-500:]}"
     return None
 
+
+# The image's settings (podman import --change): who runs, where, and what.
+SETTINGS = [
+    f"USER {USER}", f"WORKDIR /home/{USER}",
+    "ENV PATH=/opt/course/venv/bin:/usr/local/bin:/usr/bin:/bin",
+    f"ENV HOME=/home/{USER}", "ENV LANG=C.UTF-8", "ENV SHELL=/bin/bash",
+    'ENTRYPOINT ["/usr/bin/tini", "--"]', 'CMD ["jupyterhub-singleuser"]', "EXPOSE 8888",
+]
 
 # The hook that runs inside the new root file system (chroot), after Debian's packages.
 INSTALL = r"""
@@ -179,13 +188,7 @@ def build(image_key: str) -> dict:
                   line.startswith("E:")]
         raise ImageError("mmdebstrap failed (all of it in {}):\n{}".format(
             log, "\n".join(errors[-20:])))
-    settings = [
-        f"USER {USER}", f"WORKDIR /home/{USER}",
-        "ENV PATH=/opt/course/venv/bin:/usr/local/bin:/usr/bin:/bin",
-        "ENV HOME=/home/jovyan", "ENV LANG=C.UTF-8", "ENV SHELL=/bin/bash",
-        'ENTRYPOINT ["/usr/bin/tini", "--"]', 'CMD ["jupyterhub-singleuser"]',
-        "EXPOSE 8888", f"LABEL org.opencontainers.image.source=mlmcourse key={image_key}",
-    ]
+    settings = [*SETTINGS, f"LABEL org.opencontainers.image.source=mlmcourse key={image_key}"]
     changes = [arg for setting in settings for arg in ("--change", setting)]
     podman("import", *changes, str(rootfs), tag(image_key), timeout=1800)
     rootfs.unlink()
@@ -193,9 +196,13 @@ def build(image_key: str) -> dict:
     partial = archive(image_key).with_suffix(".partial")
     podman("save", "--format", "oci-archive", "-o", str(partial), tag(image_key), timeout=1800)
     partial.rename(archive(image_key))
-    for old in BUILD.glob("mlmcourse-*.oci.tar"):
-        if old != archive(image_key):
-            old.unlink()  # an archive of older inputs
+    for old in [*BUILD.glob("mlmcourse-*.oci.tar"), *BUILD.glob("mlmcourse-*.json")]:
+        if old.name.split(".")[0] != f"mlmcourse-{image_key}":
+            old.unlink()  # of older inputs
+    size = int(podman("image", "inspect", "--format", "{{.Size}}", tag(image_key)).stdout)
+    facts = {"seconds": round(built, 1), "image_bytes": size,
+             "archive_bytes": archive(image_key).stat().st_size, "key": image_key}
+    archive(image_key).with_suffix("").with_suffix(".json").write_text(json.dumps(facts) + "\n")
     return {"seconds": built, "archive": archive(image_key)}
 
 

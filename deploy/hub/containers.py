@@ -31,7 +31,7 @@ REPO = DEPLOY.parents[1]
 sys.path.insert(0, str(REPO / "deploy" / "container"))
 import image  # noqa: E402  (deploy/container/image.py: the course image and podman's settings)
 
-NETWORK, BRIDGE = "mlmcourse", "mlmcourse0"
+NETWORK = "mlmcourse"
 SUBNET, GATEWAY = "10.89.64.0/24", "10.89.64.1"
 USER_UID = image.UID
 HOME_IN_CONTAINER = f"/home/{image.USER}"
@@ -64,17 +64,18 @@ def ensure_network() -> None:
     """The course's bridge with the gateway address on the host before any container runs (the
     hub listens there); podman attaches the containers to this same bridge."""
     if podman("network", "exists", NETWORK, check=False).returncode != 0:
-        podman("network", "create", "--subnet", SUBNET, "--gateway", GATEWAY,
-               "--interface-name", BRIDGE, NETWORK)
-    links = subprocess.run(["ip", "-br", "addr", "show", "dev", BRIDGE], capture_output=True,
+        podman("network", "create", "--subnet", SUBNET, "--gateway", GATEWAY, NETWORK)
+    bridge = podman("network", "inspect", "--format", "{{.NetworkInterface}}",
+                    NETWORK).stdout.strip()
+    shown = subprocess.run(["ip", "-br", "addr", "show", "dev", bridge], capture_output=True,
                            text=True)
-    if links.returncode != 0:
-        subprocess.run(["ip", "link", "add", BRIDGE, "type", "bridge"], check=True)
-        links = subprocess.run(["ip", "-br", "addr", "show", "dev", BRIDGE],
+    if shown.returncode != 0:
+        subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], check=True)
+        shown = subprocess.run(["ip", "-br", "addr", "show", "dev", bridge],
                                capture_output=True, text=True)
-    if f"{GATEWAY}/" not in links.stdout:
-        subprocess.run(["ip", "addr", "add", f"{GATEWAY}/24", "dev", BRIDGE], check=True)
-    subprocess.run(["ip", "link", "set", BRIDGE, "up"], check=True)
+    if f"{GATEWAY}/" not in shown.stdout:
+        subprocess.run(["ip", "addr", "add", f"{GATEWAY}/24", "dev", bridge], check=True)
+    subprocess.run(["ip", "link", "set", bridge, "up"], check=True)
 
 
 def prepare(hub: Path) -> str:
