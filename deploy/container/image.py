@@ -13,9 +13,9 @@ solutions), the hub's module, the roles' Jupyter configuration and the student r
 (/opt/course/release); a user `jovyan` (uid 1000) owns /home/jovyan. podman imports the tree with
 the image's settings, and saves it as an OCI archive in build/image/mlmcourse-<key>.oci.tar.
 
-The key is a hash of everything the image is made of (the recipe here: Debian packages, install script, settings; the pins, the package,
-roles, the release, the Debian package list): a later run with the same inputs loads the archive
-(or finds the image in podman's storage) instead of building again.
+The key is a hash of everything the image is made of (the recipe here: Debian packages,
+install script, settings; the pins, the package, the roles, the release): a later run with the
+same inputs loads the archive (or finds the image in podman's storage) instead of building again.
 """
 
 from __future__ import annotations
