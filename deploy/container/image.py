@@ -118,7 +118,9 @@ SETTINGS = [
 # The hook that runs inside the new root file system (chroot), after Debian's packages.
 INSTALL = r"""
 set -eu
-export PIP_FIND_LINKS=/opt/wheels PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+export PIP_FIND_LINKS=/opt/wheels PIP_DISABLE_PIP_VERSION_CHECK=1
+# pip's downloads kept on this machine (build/image/pip-cache) for the next build; not kept
+export PIP_CACHE_DIR=/tmp/pip-cache
 export PIP_EXTRA_INDEX_URL="file:///opt/pypi/simple file:///opt/pypi-more/simple"
 # this machine's certificate authorities (its proxy's among them) reach the index; not kept
 export PIP_CERT=/tmp/host-ca.crt REQUESTS_CA_BUNDLE=/tmp/host-ca.crt SSL_CERT_FILE=/tmp/host-ca.crt
@@ -143,10 +145,13 @@ rm -rf /tmp/course /tmp/host-ca.crt /var/cache/apt/* /var/lib/apt/lists/* /root/
 def customize_hook(source: Path) -> list[str]:
     """mmdebstrap's customize hooks (run on this machine with the root file system as $1): the
     wheel folders bind-mounted read-only, the course's sources copied, the install, unmounted."""
+    cache = BUILD / "pip-cache"
+    cache.mkdir(parents=True, exist_ok=True)
     mounts = " ".join(f'mkdir -p "$1{f}" && mount --bind -o ro {f} "$1{f}";'
                       for f in WHEEL_FOLDERS if Path(f).is_dir())
+    mounts += f' mkdir -p "$1/tmp/pip-cache" && mount --bind {cache} "$1/tmp/pip-cache";'
     unmounts = " ".join(f'umount "$1{f}" 2>/dev/null; rmdir "$1{f}" 2>/dev/null;'
-                        for f in WHEEL_FOLDERS)
+                        for f in [*WHEEL_FOLDERS, "/tmp/pip-cache"])
     return [
         f'{mounts} cp -r {source} "$1/tmp/course" && cp /etc/resolv.conf "$1/etc/resolv.conf"'
         f' && cp {HOST_CA} "$1/tmp/host-ca.crt"',
