@@ -37,9 +37,18 @@ BUILD = REPO / "build" / "image"
 NAME = "localhost/mlmcourse"
 CONTAINERS_CONF = HERE / "containers.conf"
 SUITE = "bookworm"
-# Debian's packages of the image: Python 3.11 (the course's), a shell for JupyterLab's
-# terminals, tini as the container's init (reaps the kernels' children), certificates.
-PACKAGES = ["python3", "python3-venv", "ca-certificates", "tini", "bash", "procps", "less"]
+# Debian's packages of the image: the libraries the course's Python links (ssl, sqlite, ffi,
+# compression, readline...), a shell for JupyterLab's terminals, tini as the container's init
+# (reaps the kernels' children), certificates.
+PACKAGES = ["ca-certificates", "tini", "bash", "procps", "less", "libssl3", "libsqlite3-0",
+            "libffi8", "libbz2-1.0", "liblzma5", "libreadline8", "zlib1g", "libuuid1",
+            "libncursesw6", "libexpat1", "libnsl2", "libcrypt1"]
+# The interpreter: the course environment's own (the one the .venv was made from, e.g. 3.11.7),
+# copied without its site-packages to /opt/python. Debian bookworm's python3 is 3.11.2, and
+# the pins need more (soupsieve 4.1.3 requires Python >= 3.11.5): with it the image could not
+# hold the pinned environment.
+PYTHON_HOME = "/opt/python"
+PYTHON_VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
 # Where this machine's pip finds the CPU build of torch and the other local wheels (the host's
 # pip configuration: find-links and extra index); bind-mounted read-only during the build.
 WHEEL_FOLDERS = ["/opt/wheels", "/opt/pypi", "/opt/pypi-more"]
@@ -79,7 +88,7 @@ def input_files() -> list[Path]:
 def key() -> str:
     """A hash of what the image is made of: the recipe (suite, Debian packages, the install
     script, the image's settings) and the input files (their paths and bytes)."""
-    digest = hashlib.sha256("\0".join([SUITE, *PACKAGES, INSTALL, *SETTINGS]).encode())
+    digest = hashlib.sha256("\0".join([SUITE, *PACKAGES, INSTALL, *SETTINGS, sys.version]).encode())
     for path in input_files():
         digest.update(str(path.relative_to(REPO)).encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
@@ -111,6 +120,7 @@ def why_not_here() -> str | None:
 SETTINGS = [
     f"USER {USER}", f"WORKDIR /home/{USER}",
     "ENV PATH=/opt/course/venv/bin:/usr/local/bin:/usr/bin:/bin",
+    f"ENV LD_LIBRARY_PATH={PYTHON_HOME}/lib",
     f"ENV HOME=/home/{USER}", "ENV LANG=C.UTF-8", "ENV SHELL=/bin/bash",
     'ENTRYPOINT ["/usr/bin/tini", "--"]', 'CMD ["jupyterhub-singleuser"]', "EXPOSE 8888",
 ]
@@ -118,13 +128,14 @@ SETTINGS = [
 # The hook that runs inside the new root file system (chroot), after Debian's packages.
 INSTALL = r"""
 set -eu
+export LD_LIBRARY_PATH={python_home}/lib
 export PIP_FIND_LINKS=/opt/wheels PIP_DISABLE_PIP_VERSION_CHECK=1
 # pip's downloads kept on this machine (build/image/pip-cache) for the next build; not kept
 export PIP_CACHE_DIR=/tmp/pip-cache
 export PIP_EXTRA_INDEX_URL="file:///opt/pypi/simple file:///opt/pypi-more/simple"
 # this machine's certificate authorities (its proxy's among them) reach the index; not kept
 export PIP_CERT=/tmp/host-ca.crt REQUESTS_CA_BUNDLE=/tmp/host-ca.crt SSL_CERT_FILE=/tmp/host-ca.crt
-python3 -m venv /opt/course/venv
+{python} -m venv /opt/course/venv
 pip=/opt/course/venv/bin/pip
 # the course environment's pip (Debian's 23.0 resolves extras under constraints wrongly)
 $pip install --quiet pip==23.2.1
@@ -139,7 +150,7 @@ for role in /opt/course/roles/*; do : > "$role/migrated"; done
 cp -r /tmp/course/release /opt/course/release
 useradd --create-home --uid 1000 --shell /bin/bash jovyan
 rm -rf /tmp/course /tmp/host-ca.crt /var/cache/apt/* /var/lib/apt/lists/* /root/.cache
-"""
+""".replace("{python_home}", PYTHON_HOME).replace("{python}", f"{PYTHON_HOME}/bin/{PYTHON_VERSION}")
 
 
 def customize_hook(source: Path) -> list[str]:
@@ -153,16 +164,36 @@ def customize_hook(source: Path) -> list[str]:
     unmounts = " ".join(f'umount "$1{f}" 2>/dev/null; rmdir "$1{f}" 2>/dev/null;'
                         for f in [*WHEEL_FOLDERS, "/tmp/pip-cache"])
     return [
-        f'{mounts} cp -r {source} "$1/tmp/course" && cp /etc/resolv.conf "$1/etc/resolv.conf"'
+        f'{mounts} cp -r {source} "$1/tmp/course" && cp -a {source}/python "$1{PYTHON_HOME}"'
+        f' && cp /etc/resolv.conf "$1/etc/resolv.conf"'
         f' && cp {HOST_CA} "$1/tmp/host-ca.crt"',
         f'chroot "$1" /bin/sh -c {shlex.quote(INSTALL)}; status=$?; {unmounts} exit $status',
     ]
+
+
+def stage_python(target: Path) -> None:
+    """The course environment's interpreter (sys.base_prefix): bin/, the shared libpython and
+    the standard library, without site-packages, tests, IDLE and tkinter."""
+    base = Path(sys.base_prefix)
+    (target / "bin").mkdir(parents=True)
+    for name in (PYTHON_VERSION, f"python{sys.version_info.major}"):
+        if (base / "bin" / name).exists():
+            shutil.copy2(os.path.realpath(base / "bin" / name), target / "bin" / name)
+    (target / "lib").mkdir()
+    for library in (base / "lib").glob("libpython*"):
+        shutil.copy2(library, target / "lib" / library.name, follow_symlinks=False)
+    shutil.copytree(base / "lib" / PYTHON_VERSION, target / "lib" / PYTHON_VERSION,
+                    symlinks=True, ignore=shutil.ignore_patterns(
+                        "site-packages", "test", "idlelib", "tkinter", "turtledemo",
+                        "__pycache__", "_tkinter*"))
+    (target / "lib" / PYTHON_VERSION / "site-packages").mkdir()
 
 
 def staged_sources(folder: Path) -> Path:
     """The inputs the install needs, copied (no .venv, no build/, no solutions: source/ is not
     an input)."""
     shutil.rmtree(folder, ignore_errors=True)
+    stage_python(folder / "python")
     for name in INPUTS:
         path = REPO / name
         target = folder / name
