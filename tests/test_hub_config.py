@@ -250,6 +250,7 @@ def test_one_switch_puts_every_server_in_a_container_of_the_course_image(tmp_pat
     assert c.JupyterHub.authenticator_class == "pam"
     assert c.JupyterHub.bind_url.startswith("http://127.0.0.1:")  # browsers: the proxy only
     assert c.JupyterHub.hub_bind_url.startswith("http://10.89.64.1:")
+    assert (tmp_path / "state" / "api_url").read_text().startswith("http://10.89.64.1:")
     assert c.DockerSpawner.image == "localhost/mlmcourse:test"
     assert c.DockerSpawner.pull_policy == "never" and c.DockerSpawner.remove is True
     services = {s["name"]: s for s in c.JupyterHub.services}

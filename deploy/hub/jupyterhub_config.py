@@ -78,8 +78,6 @@ if TOKEN_FILE.is_file():
         "name": "hubctl-roster", "services": ["hubctl"],
         "scopes": ["admin:users", "admin:groups", "admin:servers"],
     }]
-# Where hubctl.py finds the running hub's API (the ports may come from the environment).
-(HUB / "state" / "api_url").write_text(f"{c.JupyterHub.hub_bind_url}/hub/api\n")
 
 # A restart of the hub (a new configuration, an upgrade) leaves users' servers and the proxy
 # running: their kernels survive it, and the hub finds them again from its database.
@@ -116,8 +114,8 @@ def home(spawner) -> str:
 
 
 # The one switch (course.json's "spawner", set by `hubctl.py setup --spawner`): each user's
-# server as a process of their own Unix user (below), or as a container of the course image
-# (deploy/hub/containers.py: podman, the ngshare exchange, no shared folder).
+# server as a process of their own Unix user (local_spawner.py), or as a container of the
+# course image (containers.py: podman, the ngshare exchange, no shared folder).
 SPAWNER = COURSE.get("spawner", "local")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 if SPAWNER == "containers":
@@ -130,3 +128,7 @@ else:
     import local_spawner
 
     local_spawner.configure(c, HUB, COURSE, COURSE_DIR, PUBLIC_URL, role, home)
+
+# Where hubctl.py finds the running hub's API (the ports may come from the environment; on
+# containers the hub listens on the containers' gateway).
+(HUB / "state" / "api_url").write_text(f"{c.JupyterHub.hub_bind_url}/hub/api\n")
