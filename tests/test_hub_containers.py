@@ -114,7 +114,7 @@ PRYING = """
 import json, os
 from mlmcourse.exchange.ngshare import NgshareClient, NgshareError
 client = NgshareClient(os.environ["MLMCOURSE_NGSHARE_URL"], os.environ["JUPYTERHUB_API_TOKEN"])
-got = {}
+got = {{}}
 for path in ["submission/{course}/{assignment}/{victim}", "submissions/{course}/{assignment}",
              "submissions/{course}/{assignment}/{victim}", "students/{course}"]:
     try:

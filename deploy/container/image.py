@@ -120,7 +120,6 @@ def why_not_here() -> str | None:
 SETTINGS = [
     f"USER {USER}", f"WORKDIR /home/{USER}",
     "ENV PATH=/opt/course/venv/bin:/usr/local/bin:/usr/bin:/bin",
-    f"ENV LD_LIBRARY_PATH={PYTHON_HOME}/lib",
     f"ENV HOME=/home/{USER}", "ENV LANG=C.UTF-8", "ENV SHELL=/bin/bash",
     'ENTRYPOINT ["/usr/bin/tini", "--"]', 'CMD ["jupyterhub-singleuser"]', "EXPOSE 8888",
 ]
@@ -135,6 +134,9 @@ export PIP_CACHE_DIR=/tmp/pip-cache
 export PIP_EXTRA_INDEX_URL="file:///opt/pypi/simple file:///opt/pypi-more/simple"
 # this machine's certificate authorities (its proxy's among them) reach the index; not kept
 export PIP_CERT=/tmp/host-ca.crt REQUESTS_CA_BUNDLE=/tmp/host-ca.crt SSL_CERT_FILE=/tmp/host-ca.crt
+# the linker finds libpython in any process (the grader's fork server starts with a clean
+# environment: LD_LIBRARY_PATH would not reach it)
+echo {python_home}/lib > /etc/ld.so.conf.d/course-python.conf && /sbin/ldconfig
 {python} -m venv /opt/course/venv
 pip=/opt/course/venv/bin/pip
 # the course environment's pip (Debian's 23.0 resolves extras under constraints wrongly)

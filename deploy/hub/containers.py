@@ -38,10 +38,11 @@ HOME_IN_CONTAINER = f"/home/{image.USER}"
 ROLES_IN_IMAGE = "/opt/course/roles"
 # Per role: what one server may use (the staff's autograde runs the grader's workers there).
 LIMITS = {"student": {"mem": "2G", "cpus": 1.0}, "instructor": {"mem": "6G", "cpus": 2.0}}
-# What the grading sandbox needs in the staff's containers: its own user, mount, PID, network
-# namespaces (podman's default seccomp profile and masked /proc paths refuse them); no added
-# capability, and students' containers keep every default restriction.
-STAFF_SECURITY = ["seccomp=unconfined", "unmask=/proc/*"]
+# What the grading sandbox needs in the staff's containers: podman's default seccomp profile lets
+# it make its user, mount, PID and network namespaces, but the paths podman masks in /proc
+# forbid mounting the sandbox's own /proc ("Operation not permitted"); unmasked, it works. No
+# capability or privilege is added, and students' containers keep every default restriction.
+STAFF_SECURITY = ["unmask=/proc/*"]
 
 
 class ContainerError(RuntimeError):
@@ -139,7 +140,7 @@ def configure(c, hub: Path, course: dict, role, ports: dict, public_url: str) ->
     c.DockerSpawner.use_internal_ip = True
     c.DockerSpawner.remove = True  # the home folder stays; the container goes with the server
     c.DockerSpawner.notebook_dir = HOME_IN_CONTAINER
-    c.DockerSpawner.name_template = "jupyter-{username}"
+    c.DockerSpawner.name_template = "jupyter-{raw_username}"  # Unix names: safe as they are
     c.Spawner.default_url = "/lab"
     c.Spawner.start_timeout = 120
     c.Spawner.http_timeout = 120
