@@ -20,6 +20,7 @@ hub groups, the roster while it runs, the proxy on 127.0.0.1) is the same config
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -80,20 +81,46 @@ def ensure_network() -> None:
 
 
 def prepare(hub: Path) -> str:
-    """Before the hub starts: the image (built or loaded from its cache), the network.
+    """Before the hub starts: the image of the course as it is now (built, or loaded from its
+    cache; course.json names it for the servers), matplotlib's font list for it, the network.
     Returns the image's tag."""
     tag = image.ensure()
+    course = json.loads((hub / "course.json").read_text())
+    if course.get("image") != tag:
+        course["image"] = tag
+        (hub / "course.json").write_text(json.dumps(course, indent=2) + "\n")
+    font_cache(hub, tag)
     ensure_network()
     return tag
 
 
-def ensure_home(hub: Path, user: str) -> Path:
-    """<hub>/homes/<user>, owned by the image's user (a container sees it as its home)."""
+def font_cache(hub: Path, tag: str) -> Path:
+    """matplotlib's font list for this image, made once (one container run, a few seconds):
+    every new home gets a copy, or a student's first plot would print "Matplotlib is building
+    the font cache" on stderr, and Validate reports a cell that writes to stderr as failed."""
+    folder = hub / "state" / f"matplotlib-{tag.rpartition(':')[2]}"
+    if not folder.is_dir():
+        partial = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        os.chown(partial, USER_UID, USER_UID)
+        podman("run", "--rm", "--network", "none", "-v", f"{partial}:/cache",
+               "-e", "MPLCONFIGDIR=/cache", tag, "python", "-c",
+               "import matplotlib.font_manager")
+        partial.rename(folder)
+    return folder
+
+
+def ensure_home(hub: Path, user: str, fonts: Path | None = None) -> Path:
+    """<hub>/homes/<user>, owned by the image's user (a container sees it as its home), with
+    matplotlib's font list in place."""
     home = hub / "homes" / user
     if not home.is_dir():
         home.mkdir(parents=True)
-        os.chown(home, USER_UID, USER_UID)
         os.chmod(home, 0o700)
+        if fonts is not None and fonts.is_dir():
+            shutil.copytree(fonts, home / ".cache" / "matplotlib")
+        own_for_containers(home)
     return home
 
 
@@ -148,7 +175,8 @@ def configure(c, hub: Path, course: dict, role, ports: dict, public_url: str) ->
     def prepare_container(spawner) -> None:
         user = spawner.user.name
         staff = role(spawner) == "instructor"
-        volumes = {str(ensure_home(hub, user)): HOME_IN_CONTAINER}
+        fonts = hub / "state" / f"matplotlib-{course['image'].rpartition(':')[2]}"
+        volumes = {str(ensure_home(hub, user, fonts)): HOME_IN_CONTAINER}
         if staff:
             volumes[str(course_folder(hub))] = course_in_container
         spawner.volumes = volumes
