@@ -169,8 +169,9 @@ def configure(c, hub: Path, course: dict, role, ports: dict, public_url: str) ->
     c.DockerSpawner.notebook_dir = HOME_IN_CONTAINER
     c.DockerSpawner.name_template = "jupyter-{raw_username}"  # Unix names: safe as they are
     c.Spawner.default_url = "/lab"
-    c.Spawner.start_timeout = 120
-    c.Spawner.http_timeout = 120
+    # a class logging in at once on a small machine: ten containers start together
+    c.Spawner.start_timeout = 300
+    c.Spawner.http_timeout = 300
 
     def prepare_container(spawner) -> None:
         user = spawner.user.name
