@@ -4,13 +4,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 READY  := $(VENV)/.installed-course
 READY_DEV := $(VENV)/.installed-dev
+READY_HUB := $(VENV)/.installed-hub
 NB     ?=
 # The hub's proxy (configurable-http-proxy), pinned by deploy/hub/package-lock.json, from npm.
 PROXY  := build/node/node_modules/.bin/configurable-http-proxy
 HUB_ARGS ?=
 ROSTER ?=
 
-.PHONY: lab lab-ta test build grade export check site bench lint normalize hub hub-roster clean help
+.PHONY: lab lab-ta test build grade export check site bench bench-class lint normalize hub hub-roster image clean help
 
 help:
 	@echo "make lab     a student's JupyterLab: your copies of the released notebooks in work/"
@@ -25,6 +26,8 @@ help:
 	@echo "make hub     (root) JupyterHub for a class on 127.0.0.1:8000 (MLMCOURSE_HUB_PORT); first time:"
 	@echo "             make hub HUB_ARGS=\"--instructor NAME --roster roster.csv [--create-users]\""
 	@echo "make hub-roster ROSTER=roster.csv   (root) the class as the roster says, while the hub runs"
+	@echo "make image   (root) the course image (podman, mmdebstrap): build/image/mlmcourse-<key>.oci.tar"
+	@echo "make bench-class  (root) ten students on the container hub: Validate times, memory"
 
 # The environment: pinned versions, torch 2.13.0 (CPU build), the course package editable.
 # `make lab` needs the course; `make test` adds the test tools and the optional extras.
@@ -38,6 +41,12 @@ $(READY): requirements/constraints.txt requirements/course.txt pyproject.toml
 $(READY_DEV): $(READY) $(wildcard requirements/*.txt)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
 	    -c requirements/constraints.txt -r requirements/dev.txt -e .
+	@touch $@
+
+# The hub's side (dockerspawner, ngshare): `make hub` needs it; dev.txt includes it for tests.
+$(READY_HUB): $(READY) requirements/hub.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+	    -c requirements/constraints.txt -r requirements/hub.txt
 	@touch $@
 
 lab: $(READY)
@@ -55,6 +64,7 @@ $(PROXY): deploy/hub/package.json deploy/hub/package-lock.json
 
 test: $(READY_DEV)
 	@command -v npm >/dev/null && $(MAKE) --no-print-directory $(PROXY) || true
+	@command -v podman >/dev/null && [ "$$(id -u)" = 0 ] && $(MAKE) --no-print-directory image || true
 	$(BIN)/python -m ruff check mlmcourse tests samples deploy
 	$(BIN)/python -m pytest
 
@@ -82,14 +92,22 @@ lint: $(READY_DEV)
 
 # The course on a JupyterHub (deploy/hub/, README "The course on a JupyterHub"): with HUB_ARGS
 # it prepares build/hub for a class list first; then it starts the hub (as root).
-hub: $(READY) $(PROXY)
+hub: $(READY_HUB) $(PROXY)
 	@test -z "$(HUB_ARGS)" || $(BIN)/python deploy/hub/hubctl.py setup $(HUB_ARGS)
 	$(BIN)/python deploy/hub/hubctl.py start
 
 # Students and TAs join or leave while the hub runs (accounts, groups, gradebook; no restart).
-hub-roster: $(READY)
+hub-roster: $(READY_HUB)
 	@test -n "$(ROSTER)" || { echo "usage: make hub-roster ROSTER=roster.csv [HUB_ARGS=--create-users]"; exit 2; }
 	$(BIN)/python deploy/hub/hubctl.py roster "$(ROSTER)" $(HUB_ARGS)
+
+# The course image (deploy/container/image.py): Debian packages and the pinned environment, no
+# base image pulled; cached by a hash of its inputs, so a second run only loads it.
+image: $(READY)
+	$(BIN)/python deploy/container/image.py
+
+bench-class: $(READY_DEV) $(PROXY)
+	$(BIN)/python deploy/container/bench_class.py
 
 normalize: $(READY)
 	$(BIN)/python -m mlmcourse normalize

@@ -53,6 +53,7 @@ ANSWER = "make_mlm_inputs"
 SAMPLES = {"right": "reference", "wrong": "wrong_labels_every_token",
            "hostile": "hostile_gradebook"}
 SHOTS = ROOT / "build" / "hub-screenshots"
+SHOTS_NOW = [SHOTS]  # where shoot() writes (the container term writes elsewhere)
 
 
 @dataclass
@@ -73,7 +74,11 @@ class Term:
 
     @property
     def course(self) -> Path:
-        return hubctl.home(self.instructor) / hubctl.COURSE_ID
+        return hubctl.course_dir(self.hub, self.instructor)
+
+    def home(self, user: str) -> Path:
+        """The user's home folder as this machine sees it (on containers: hub/homes/<user>)."""
+        return self.hub / "homes" / user if hubctl.on_containers(self.hub) else hubctl.home(user)
 
     def base(self, user: str) -> str:
         return f"{self.url}/user/{user}"
@@ -95,8 +100,9 @@ def why_not_here() -> str | None:
 
 
 def shoot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    folder = SHOTS_NOW[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"))
 
 
 @contextlib.contextmanager
@@ -171,7 +177,8 @@ class HubProcess:
     def __init__(self, hub: Path):
         self.hub = hub
         self.command, self.env = hubctl.hub_command(hub)
-        ports = {"PORT": free_port(), "HUB_PORT": free_port(), "API_PORT": free_port()}
+        ports = {"PORT": free_port(), "HUB_PORT": free_port(), "API_PORT": free_port(),
+                 "NGSHARE_PORT": free_port()}
         self.env.update({f"MLMCOURSE_HUB_{name}": str(port) for name, port in ports.items()})
         self.url = f"http://127.0.0.1:{ports['PORT']}"
         self.log = hub / "jupyterhub.out"
@@ -382,7 +389,7 @@ def fetch(page, who: str) -> None:
 def write_answer(term: Term, page, user: str, answer: str) -> Path:
     """Type the answer into the fetched notebook and save it (what the student hands in)."""
     relative = f"{ASSIGNMENT}/{NOTEBOOK}.ipynb"
-    work = hubctl.home(user) / relative
+    work = term.home(user) / relative
     index = next(i for i, cell in enumerate(nbio.read(work).cells)
                  if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == ANSWER)
     lab.open_notebook(page, term.base(user), relative)
@@ -485,24 +492,26 @@ def restart_the_hub(term: Term) -> None:
             f"{user}'s kernel stopped with the hub")
 
 
-def grade_and_release_feedback(term: Term, page) -> None:
-    """The TA: collect, the Autograde button of each submission, generate and release feedback."""
-    formgrader(term, page, term.ta)
+def grade_and_release_feedback(term: Term, page, grader: str | None = None) -> None:
+    """The TA (or `grader`): collect, the Autograde button of each submission, generate and
+    release feedback."""
+    grader = grader or term.ta
+    formgrader(term, page, grader)
     press(page, assignment_row("collect"))
     for user in term.students.values():
-        page.goto(f"{term.base(term.ta)}/formgrader/manage_submissions/{ASSIGNMENT}")
+        page.goto(f"{term.base(grader)}/formgrader/manage_submissions/{ASSIGNMENT}")
         row = page.locator("tbody tr", has=page.locator(
             "td.student-id", has_text=re.compile(f"^{user}$")))
         row.locator("td.autograde a").click()
         outcome = page.locator("#success-modal.in, #error-modal.in")
         outcome.wait_for(state="visible", timeout=300_000)
         assert outcome.get_attribute("id") == "success-modal", outcome.inner_text()[-3000:]
-    page.goto(f"{term.base(term.ta)}/formgrader/manage_submissions/{ASSIGNMENT}")
+    page.goto(f"{term.base(grader)}/formgrader/manage_submissions/{ASSIGNMENT}")
     page.locator("tbody td.score").first.wait_for()
     shoot(page, "08-ta-autograded")
-    formgrader(term, page, term.ta)
+    formgrader(term, page, grader)
     press(page, assignment_row("generate-feedback"))
-    formgrader(term, page, term.ta)
+    formgrader(term, page, grader)
     press(page, assignment_row("release-feedback"))
     page.wait_for_timeout(500)  # the dialog fades in
     shoot(page, "09-ta-feedback-released")
@@ -542,8 +551,8 @@ def read_feedback(term: Term, page, user: str, who: str) -> str:
     assignment_list(page)
     page.get_by_role("button", name="Fetch Feedback").click()
     page.get_by_text("(view feedback)").wait_for()
-    [html] = (hubctl.home(user) / ASSIGNMENT / "feedback").glob(f"*/{NOTEBOOK}.html")
-    relative = html.relative_to(hubctl.home(user)).as_posix()
+    [html] = (term.home(user) / ASSIGNMENT / "feedback").glob(f"*/{NOTEBOOK}.html")
+    relative = html.relative_to(term.home(user)).as_posix()
     page.goto(f"{term.base(user)}/files/{relative}")
     page.wait_for_load_state("load")
     shoot(page, f"10-{who}-feedback")

@@ -69,6 +69,7 @@ class Spawner:
         group = lambda g: type("Group", (), {"name": g})()  # noqa: E731
         self.user = type("User", (), {"name": name, "groups": [group(g) for g in groups]})()
         self.cmd, self.notebook_dir, self.popen_kwargs = None, None, {}
+        self.volumes, self.environment, self.extra_host_config = {}, {}, {}
 
 
 def test_the_hub_spawns_system_users_on_localhost(tmp_path, monkeypatch):
@@ -222,3 +223,54 @@ def test_a_roster_names_each_member_once_with_a_known_role(tmp_path):
         roster.write_text("id,first_name,last_name,email,role\nann,,,,\n" + bad)
         with pytest.raises(hubctl["HubError"], match=says):
             hubctl["read_roster"](roster)
+
+
+# The same configuration with containers as its spawner (deploy/hub/containers.py).
+
+def container_hub_config(tmp_path, monkeypatch) -> Config:
+    import grp
+
+    unix = {"bert_mlm_course-staff": ["dan", "root"], "bert_mlm_course-students": ["ann"]}
+    monkeypatch.setattr(grp, "getgrnam", lambda name: type("G", (), {"gr_mem": unix[name]}))
+    (tmp_path / "course").mkdir()
+    hub_config(tmp_path, monkeypatch)  # writes course.json's first version and state/
+    course = json.loads((tmp_path / "course.json").read_text())
+    course.update(spawner="containers", image="localhost/mlmcourse:test")
+    (tmp_path / "course.json").write_text(json.dumps(course))
+    config = Config()
+    runpy.run_path(str(DEPLOY / "jupyterhub_config.py"), {"get_config": lambda: config})
+    return config
+
+
+def test_one_switch_puts_every_server_in_a_container_of_the_course_image(tmp_path, monkeypatch):
+    """Same logins, groups, roster service, proxy on 127.0.0.1; the servers are containers
+    reaching the hub and ngshare on the course network's gateway, with limits per role."""
+    c = container_hub_config(tmp_path, monkeypatch)
+    assert c.JupyterHub.spawner_class == "dockerspawner.DockerSpawner"
+    assert c.JupyterHub.authenticator_class == "pam"
+    assert c.JupyterHub.bind_url.startswith("http://127.0.0.1:")  # browsers: the proxy only
+    assert c.JupyterHub.hub_bind_url.startswith("http://10.89.64.1:")
+    assert (tmp_path / "state" / "api_url").read_text().startswith("http://10.89.64.1:")
+    assert c.DockerSpawner.image == "localhost/mlmcourse:test"
+    assert c.DockerSpawner.pull_policy == "never" and c.DockerSpawner.remove is True
+    services = {s["name"]: s for s in c.JupyterHub.services}
+    assert set(services) == {"hubctl", "podman", "ngshare"}
+    assert services["ngshare"]["url"].startswith("http://10.89.64.1:")
+    assert "--admins" in services["ngshare"]["command"]
+
+    student, staff = Spawner("ann", ["bert_mlm_course-students"]), Spawner(
+        "dan", ["bert_mlm_course-staff"])
+    for spawner in (student, staff):
+        c.Spawner.pre_spawn_hook(spawner)
+        home = tmp_path / "homes" / spawner.user.name
+        assert spawner.volumes[str(home)] == "/home/jovyan"
+        assert home.stat().st_uid == 1000 and oct(home.stat().st_mode & 0o777) == "0o700"
+        assert spawner.environment["MLMCOURSE_NGSHARE_URL"].endswith("/services/ngshare/")
+        assert "MLMCOURSE_EXCHANGE" not in spawner.environment
+    assert str(tmp_path / "course") not in student.volumes, "a student got the course folder"
+    assert staff.volumes[str(tmp_path / "course")] == "/home/jovyan/bert_mlm_course"
+    assert (student.mem_limit, student.cpu_limit) == ("2G", 1.0)
+    assert student.extra_host_config == {}, "students' containers keep podman's restrictions"
+    assert staff.extra_host_config["security_opt"] == ["unmask=/proc/*"]
+    assert student.environment["JUPYTER_CONFIG_DIR"] == "/opt/course/roles/student"
+    assert staff.environment["JUPYTER_CONFIG_DIR"] == "/opt/course/roles/instructor"

@@ -319,10 +319,12 @@ def apply_roster(hub: Path, instructor: str, members: list[Member],
         else:
             home(member.id)  # fails, with what to do, before anything changed
     apply_unix_groups(instructor, members, change)
-    course = home(instructor) / COURSE_ID
+    course = course_dir(hub, instructor)
     update_gradebook(hub, instructor, course,
                      add=[m for m in members if m.role == "student" and m.id != instructor],
                      remove=[*change.removed, *(m.id for m in change.moved if m.role == "ta")])
+    if on_containers(hub):
+        update_ngshare(hub, instructor, members)
     if hub_running(hub):
         sync_hub_groups(hub, instructor, change)
     return change
@@ -348,15 +350,42 @@ with Gradebook(sys.argv[1]) as gradebook:
 def update_gradebook(hub: Path, instructor: str, course: Path, add: list[Member],
                      remove: list[str]) -> None:
     """As the instructor (the gradebook is theirs, group-writable for staff): the class with
-    names and e-mail, so the formgrader and the export show them."""
+    names and e-mail, so the formgrader and the export show them. On containers the course
+    folder belongs to the image's user: written as root, then handed to that user."""
     python = user_python(hub)
     env = dict(os.environ, **python["env"], PATH=f"{hub / 'bin'}:{os.environ['PATH']}")
     change = {"add": [m.gradebook_entry() for m in add], "remove": remove}
-    run("runuser", "-u", instructor, "--", "sh", "-c", 'umask 007 && exec "$0" "$@"',
+    as_owner = [] if on_containers(hub) else ["runuser", "-u", instructor, "--"]
+    run(*as_owner, "sh", "-c", 'umask 007 && exec "$0" "$@"',
         python["executable"], "-c", GRADEBOOK, f"sqlite:///{course / 'gradebook.db'}",
         cwd=course, env=env, input=json.dumps(change))
     # SQLite makes a new database 0644 whatever the umask allows: staff must write it too
     os.chmod(course / "gradebook.db", 0o660)
+    if on_containers(hub):
+        containers().own_for_containers(course)
+
+
+def update_ngshare(hub: Path, instructor: str, members: list[Member]) -> None:
+    """The container hub's exchange learns the class: the instructor and TAs teach, the
+    students take the course (ngshare decides every exchange request by these lists)."""
+    import ngshare_roster
+
+    def person(member: Member):
+        entry = member.gradebook_entry()
+        return ngshare_roster.Person(member.id, entry["first_name"] or "",
+                                     entry["last_name"] or "", entry["email"] or "")
+
+    db_url, storage = ngshare_database(hub)
+    ngshare_roster.prepare(db_url, storage)
+    staff = [person(Member(instructor, "ta")), *(person(m) for m in members
+                                                if m.role == "ta" and m.id != instructor)]
+    students = [person(m) for m in members if m.role == "student" and m.id != instructor]
+    ngshare_roster.apply(db_url, COURSE_ID, staff, students)
+
+
+def ngshare_database(hub: Path) -> tuple[str, str]:
+    """ngshare's database and file store, in state/ (root only), as the service uses them."""
+    return f"sqlite:///{hub / 'state' / 'ngshare.sqlite'}", str(hub / "state" / "ngshare-files")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,6 +455,28 @@ def stop_server(hub: Path, name: str, seconds: float = 60) -> None:
 # ---------------------------------------------------------------------------------------------
 # Setting up and starting.
 
+SPAWNERS = ("local", "containers")
+
+
+def containers():
+    """deploy/hub/containers.py (imported when a container hub needs it: podman's pieces)."""
+    import containers as module
+
+    return module
+
+
+def on_containers(hub: Path) -> bool:
+    try:
+        return read_course(hub).get("spawner") == "containers"
+    except HubError:
+        return False
+
+
+def course_dir(hub: Path, instructor: str) -> Path:
+    """The course folder: the instructor's ~/<course_id>, or hub/course on containers."""
+    return hub / "course" if on_containers(hub) else home(instructor) / COURSE_ID
+
+
 def read_course(hub: Path) -> dict:
     try:
         return json.loads((hub / "course.json").read_text())
@@ -436,9 +487,13 @@ def read_course(hub: Path) -> dict:
 
 def setup(hub: Path, instructor: str, students: list[str] = (), tas: list[str] = (),
           notebooks: list[str] = ("01_corruption",), create_users: bool = False,
-          roster: list[Member] | None = None) -> dict:
+          roster: list[Member] | None = None, spawner: str = "local") -> dict:
     """Idempotent: a second run changes only what the arguments change, and keeps the course
-    folder's files (the instructor's edits) as they are."""
+    folder's files (the instructor's edits) as they are. `spawner`: "local" (each user's server
+    a process of their Unix user, the exchange a shared folder) or "containers" (a container
+    of the course image each, the ngshare exchange; deploy/hub/containers.py)."""
+    if spawner not in SPAWNERS:
+        raise HubError(f"spawner {spawner!r}: use one of {', '.join(SPAWNERS)}")
     require_root()
     if hub_running(hub):
         raise HubError(f"the hub is running (pid {hub_pid(hub)}): set-up would change files its "
@@ -454,11 +509,17 @@ def setup(hub: Path, instructor: str, students: list[str] = (), tas: list[str] =
     for group in (staff_group(), student_group()):
         ensure_group(group)
     prepare_hub_folder(hub)
-    course = prepare_course(instructor, list(notebooks))
-    prepare_exchange(hub, instructor)
-    info = write_course(hub, instructor)
+    info = write_course(hub, instructor, spawner)
+    if spawner == "containers":
+        course = prepare_course(instructor, list(notebooks), hub / "course")
+    else:
+        course = prepare_course(instructor, list(notebooks))
+        prepare_exchange(hub, instructor)
     apply_roster(hub, instructor, members, create_users)
-    run("chown", "-R", f"{instructor}:{staff_group()}", str(course))  # the new gradebook too
+    if spawner == "containers":
+        containers().own_for_containers(course)
+    else:
+        run("chown", "-R", f"{instructor}:{staff_group()}", str(course))  # the new gradebook
     return info
 
 
@@ -469,8 +530,11 @@ def read_existing_instructor(hub: Path) -> str | None:
         return None
 
 
-def write_course(hub: Path, instructor: str) -> dict:
-    info = {"course_id": COURSE_ID, "instructor": instructor, "python": user_python(hub)}
+def write_course(hub: Path, instructor: str, spawner: str = "local") -> dict:
+    info = {"course_id": COURSE_ID, "instructor": instructor, "python": user_python(hub),
+            "spawner": spawner}
+    if spawner == "containers":
+        info["image"] = containers().image.ensure()  # built here, or found in its cache
     (hub / "course.json").write_text(json.dumps(info, indent=2) + "\n")
     return info
 
@@ -525,15 +589,19 @@ def prepare_exchange(hub: Path, instructor: str) -> None:
 HUB_EXCHANGE = '''
 # On the course's hub (added by deploy/hub/hubctl.py setup): the class's exchange, for every
 # nbgrader command a TA runs in this folder (the formgrader gets it from the hub's role config).
-if os.environ.get("MLMCOURSE_EXCHANGE"):
+if os.environ.get("MLMCOURSE_NGSHARE_URL"):  # a hub of containers: the ngshare service
+    from mlmcourse.exchange.ngshare import configure as use_ngshare
+    use_ngshare(c)
+elif os.environ.get("MLMCOURSE_EXCHANGE"):
     c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
 '''
 
 
-def prepare_course(instructor: str, notebooks: list[str]) -> Path:
+def prepare_course(instructor: str, notebooks: list[str], folder: Path | None = None) -> Path:
     """The instructor's course folder: source notebooks, the course config, shared with staff.
-    Only what is missing is written: an edited notebook or nbgrader_config.py stays."""
-    course = home(instructor) / COURSE_ID
+    Only what is missing is written: an edited notebook or nbgrader_config.py stays. `folder`:
+    the course folder of a container hub (hub/course, every staff container mounts it)."""
+    course = folder or home(instructor) / COURSE_ID
     source = course / "source" / ASSIGNMENT
     source.mkdir(parents=True, exist_ok=True)
     for name in notebooks:
@@ -543,6 +611,8 @@ def prepare_course(instructor: str, notebooks: list[str]) -> Path:
     config = course / "nbgrader_config.py"
     if not config.exists():
         config.write_text((REPO / "nbgrader_config.py").read_text() + HUB_EXCHANGE)
+    if folder is not None:
+        return course  # (owned by the containers' user: setup hands it over)
     instructor_home = home(instructor)
     run("chgrp", staff_group(), str(instructor_home))
     os.chmod(instructor_home, 0o710)  # staff may pass through to the course, not list the home
@@ -580,6 +650,11 @@ def start_checks(hub: Path) -> None:
         raise HubError(f"the hub is already running (pid {hub_pid(hub)}); "
                        "`hubctl.py roster` changes the class without a restart")
     rotate(hub / "logs" / "grading.log")
+    if on_containers(hub):
+        reason = containers().why_not_here()
+        if reason:
+            raise HubError(f"the container hub cannot start here: {reason}")
+        containers().prepare(hub)  # the image (from its cache), the containers' network
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -595,6 +670,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tas", default="", help="comma-separated Unix users (setup)")
     parser.add_argument("--notebooks", default="01_corruption,02_stable_log_softmax,"
                         "03_empty_mask_and_gradient,04_experiment,05_why_80_10_10,06_real_bert")
+    parser.add_argument("--spawner", choices=SPAWNERS, default="local",
+                        help="setup: users' servers as their own Unix processes (local) or "
+                        "as containers of the course image (containers: podman)")
     parser.add_argument("--create-users", action="store_true",
                         help="create missing users with useradd (no password: set it with passwd)")
     args = parser.parse_intermixed_args(argv)  # `roster --hub H FILE` and `roster FILE --hub H`
@@ -607,7 +685,7 @@ def main(argv: list[str] | None = None) -> int:
                                "--students A,B,...")
             roster = read_roster(args.roster) if args.roster else None
             setup(hub, args.instructor, split(args.students), split(args.tas),
-                  split(args.notebooks), args.create_users, roster)
+                  split(args.notebooks), args.create_users, roster, args.spawner)
             print(f"hub prepared in {hub}; start it with: make hub")
             return 0
         if args.action == "roster":

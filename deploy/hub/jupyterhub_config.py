@@ -14,8 +14,6 @@ import grp
 import json
 import os
 import pwd
-import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +21,6 @@ c = get_config()  # noqa: F821  (provided by traitlets when JupyterHub loads thi
 
 HUB = Path(os.environ["MLMCOURSE_HUB"])
 REPO = Path(__file__).resolve().parents[2]
-VENV_BIN = Path(sys.executable).parent  # the hub runs in the course's virtual environment
 COURSE = json.loads((HUB / "course.json").read_text())
 COURSE_ID = COURSE["course_id"]
 STAFF, STUDENTS = f"{COURSE_ID}-staff", f"{COURSE_ID}-students"
@@ -81,8 +78,6 @@ if TOKEN_FILE.is_file():
         "name": "hubctl-roster", "services": ["hubctl"],
         "scopes": ["admin:users", "admin:groups", "admin:servers"],
     }]
-# Where hubctl.py finds the running hub's API (the ports may come from the environment).
-(HUB / "state" / "api_url").write_text(f"{c.JupyterHub.hub_bind_url}/hub/api\n")
 
 # A restart of the hub (a new configuration, an upgrade) leaves users' servers and the proxy
 # running: their kernels survive it, and the hub finds them again from its database.
@@ -106,17 +101,6 @@ c.JupyterHub.logging_config = {
     "loggers": {"JupyterHub": {"handlers": ["console", "file"]}},
 }
 
-# Each user's JupyterLab runs as that Unix user in their home folder (the local process spawner;
-# the hub runs as root). Which nbgrader panels a user gets is decided by the role's folder.
-c.JupyterHub.spawner_class = "localprocess"
-PYTHON = COURSE["python"]  # the venv's interpreter, or the system's with the venv's packages
-c.Spawner.cmd = [PYTHON["executable"], "-m", "jupyterhub.singleuser"]
-c.Spawner.default_url = "/lab"
-c.Spawner.notebook_dir = "~"
-c.Spawner.start_timeout = 120
-c.Spawner.http_timeout = 120
-
-
 def role(spawner) -> str:
     """The role of the hub group the user is in: staff (instructor and TAs) or student. Staff
     must also be in the Unix staff group now: a TA turned student while the hub was down is
@@ -129,68 +113,22 @@ def home(spawner) -> str:
     return pwd.getpwnam(spawner.user.name).pw_dir
 
 
-c.Spawner.environment = {
-    # the venv's commands (or, with the system's Python, wrappers of them in bin/) come first
-    "PATH": f"{HUB / 'bin'}:{VENV_BIN}:/usr/local/bin:/usr/bin:/bin",
-    **PYTHON["env"],
-    "PYTHONPATH": os.pathsep.join(
-        filter(None, [str(HUB / "python"), PYTHON["env"].get("PYTHONPATH")])),
-    "MLMCOURSE_COURSE_ID": COURSE_ID,
-    "MLMCOURSE_COURSE_DIR": COURSE_DIR,
-    "MLMCOURSE_EXCHANGE": str(HUB / "exchange"),
-    "MLMCOURSE_HUB_LOGS": str(LOGS),
-    # the address the browser uses: the staff's formgrader may be framed by their own lab only
-    "MLMCOURSE_HUB_PUBLIC_URL": PUBLIC_URL,
-    # Server extensions, lab plugins and nbgrader settings of the role (read-only, shared) ...
-    "JUPYTER_CONFIG_DIR": lambda spawner: str(HUB / "roles" / role(spawner)),
-    # ... and each user's own JupyterLab settings in their home folder.
-    "JUPYTERLAB_SETTINGS_DIR": lambda spawner: f"{home(spawner)}/.jupyter/lab/user-settings",
-    "JUPYTERLAB_WORKSPACES_DIR": lambda spawner: f"{home(spawner)}/.jupyter/lab/workspaces",
-}
+# The one switch (course.json's "spawner", set by `hubctl.py setup --spawner`): each user's
+# server as a process of their own Unix user (local_spawner.py), or as a container of the
+# course image (containers.py: podman, the ngshare exchange, no shared folder).
+SPAWNER = COURSE.get("spawner", "local")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+if SPAWNER == "containers":
+    import containers
 
-SERVER_LOG_BYTES, SERVER_LOG_KEEP = 10_000_000, 3
+    containers.configure(c, HUB, COURSE, role, {"hub": port("HUB_PORT", 8081),
+                                                 "ngshare": port("NGSHARE_PORT", 8082)},
+                         PUBLIC_URL)
+else:
+    import local_spawner
 
+    local_spawner.configure(c, HUB, COURSE, COURSE_DIR, PUBLIC_URL, role, home)
 
-def server_log(name: str):
-    """logs/servers/<user>.log, opened by the hub (root) and handed to the server as its stdout
-    and stderr: the user's process writes to it but cannot open it (root:staff, 0640). Rotated
-    when a server starts and the file is past 10 MB (3 kept)."""
-    folder = LOGS / "servers"
-    folder.mkdir(exist_ok=True)  # (setup made it: root:<course>-staff, 2750)
-    path = folder / f"{name}.log"
-    if path.exists() and path.stat().st_size > SERVER_LOG_BYTES:
-        for n in range(SERVER_LOG_KEEP - 1, 0, -1):
-            older = folder / f"{name}.log.{n}"
-            if older.exists():
-                older.rename(folder / f"{name}.log.{n + 1}")
-        path.rename(folder / f"{name}.log.1")
-    handle = open(path, "ab", buffering=0)  # noqa: SIM115 (the server holds it while it runs)
-    os.chmod(path, 0o640)
-    return handle
-
-
-def prepare_server(spawner) -> None:
-    """The server's log file; for staff, the course folder and umask 007.
-
-    TAs work in the course folder itself (the formgrader needs the course inside the server's
-    root, and a TA cannot list the instructor's home; their server and terminals start there);
-    staff share what they write there with the group (umask 007)."""
-    previous = getattr(spawner, "_mlmcourse_log", None)
-    if previous is not None:
-        previous.close()  # the last server's copy: that server has stopped
-    spawner._mlmcourse_log = server_log(spawner.user.name)
-    spawner.popen_kwargs = {"stdout": spawner._mlmcourse_log, "stderr": subprocess.STDOUT}
-    spawner.cmd = list(c.Spawner.cmd)
-    spawner.notebook_dir = c.Spawner.notebook_dir
-    if role(spawner) != "instructor":
-        return
-    start = "umask 007"
-    if spawner.user.name != COURSE["instructor"]:
-        # and in the course folder: a terminal opens where the server runs, and nbgrader
-        # commands there read the course's nbgrader_config.py
-        spawner.notebook_dir = COURSE_DIR
-        start = f"cd {shlex.quote(COURSE_DIR)} && {start}"
-    spawner.cmd = ["/bin/sh", "-c", f'{start} && exec "$0" "$@"', *c.Spawner.cmd]
-
-
-c.Spawner.pre_spawn_hook = prepare_server
+# Where hubctl.py finds the running hub's API (the ports may come from the environment; on
+# containers the hub listens on the containers' gateway).
+(HUB / "state" / "api_url").write_text(f"{c.JupyterHub.hub_bind_url}/hub/api\n")

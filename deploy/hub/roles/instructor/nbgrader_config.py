@@ -16,7 +16,14 @@ c.CourseDirectory.root = course
 c.CourseDirectory.course_id = os.environ["MLMCOURSE_COURSE_ID"]
 # An absolute gradebook path: the formgrader runs in the home folder, not in the course.
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(course, "gradebook.db")
-c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
+# The exchange: ngshare on a hub of containers (no shared disk; the hub sets its address), else
+# the hub's shared folder.
+if os.environ.get("MLMCOURSE_NGSHARE_URL"):
+    from mlmcourse.exchange.ngshare import configure as use_ngshare
+
+    use_ngshare(c)
+else:
+    c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
 # TAs share the course folder through its group: nbgrader keeps what it writes there (release,
 # submitted, autograded, feedback) group-writable.
 c.CourseDirectory.groupshared = True

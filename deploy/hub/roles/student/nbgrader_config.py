@@ -5,7 +5,14 @@ import os
 c = get_config()  # noqa: F821  (provided by traitlets when nbgrader loads this file)
 
 c.CourseDirectory.course_id = os.environ["MLMCOURSE_COURSE_ID"]
-c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
+# The exchange: ngshare on a hub of containers (no shared disk; the hub sets its address), else
+# the hub's shared folder.
+if os.environ.get("MLMCOURSE_NGSHARE_URL"):
+    from mlmcourse.exchange.ngshare import configure as use_ngshare
+
+    use_ngshare(c)
+else:
+    c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
 # Validate reports the visible checks too (the release's graded cells hold only a docstring),
 # and a hung cell does not hold the student's Validate button forever.
 c.Validator.validate_all = True

@@ -1,0 +1,207 @@
+"""The course's hub with each user's server in a container of the course image (podman).
+
+jupyterhub_config.py calls `configure` when course.json says `"spawner": "containers"` (set by
+`hubctl.py setup --spawner containers`); everything else of the hub (PAM logins, the class as
+hub groups, the roster while it runs, the proxy on 127.0.0.1) is the same configuration.
+
+- Servers: DockerSpawner through podman's Docker API (`podman system service`, run by the hub as
+  a managed service on a root-only socket), the image deploy/container/image.py built, one
+  container per user (removed when the server stops), with memory and CPU limits per role.
+- Network: the containers sit on a bridge of their own (`mlmcourse`, 10.89.64.0/24); on it the
+  host offers the hub's API and ngshare at the gateway address, and nothing else of the hub
+  listens there. Browsers reach the servers through the proxy, on 127.0.0.1 as before.
+- Disk: each user's home is <hub>/homes/<user> (uid 1000, the image's `jovyan`); staff also get
+  the course folder <hub>/course at ~/<course_id>. No folder is shared with a student.
+- Exchange: ngshare (deploy/hub/ngshare_service.py) as a hub service with its own database in
+  state/; the roster says who teaches and who takes the course (ngshare_roster.py).
+- Grading: in the staff's containers, which may create the namespaces the grading sandbox
+  needs (see README "Where grading runs"); students' containers may not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+DEPLOY = Path(__file__).resolve().parent
+REPO = DEPLOY.parents[1]
+sys.path.insert(0, str(REPO / "deploy" / "container"))
+import image  # noqa: E402  (deploy/container/image.py: the course image and podman's settings)
+
+NETWORK = "mlmcourse"
+SUBNET, GATEWAY = "10.89.64.0/24", "10.89.64.1"
+USER_UID = image.UID
+HOME_IN_CONTAINER = f"/home/{image.USER}"
+ROLES_IN_IMAGE = "/opt/course/roles"
+# Per role: what one server may use (the staff's autograde runs the grader's workers there).
+LIMITS = {"student": {"mem": "2G", "cpus": 1.0}, "instructor": {"mem": "6G", "cpus": 2.0}}
+# What the grading sandbox needs in the staff's containers: podman's default seccomp profile lets
+# it make its user, mount, PID and network namespaces, but the paths podman masks in /proc
+# forbid mounting the sandbox's own /proc ("Operation not permitted"); unmasked, it works. No
+# capability or privilege is added, and students' containers keep every default restriction.
+STAFF_SECURITY = ["unmask=/proc/*"]
+
+
+class ContainerError(RuntimeError):
+    """The container hub cannot run here; the message says why."""
+
+
+def socket_path(hub: Path) -> Path:
+    return hub / "state" / "podman.sock"
+
+
+def podman(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run(["podman", *args], capture_output=True, text=True,
+                          env=image.podman_env())
+    if check and done.returncode != 0:
+        raise ContainerError(f"podman {' '.join(args[:3])}: {done.stderr.strip()[-1500:]}")
+    return done
+
+
+def ensure_network() -> None:
+    """The course's bridge with the gateway address on the host before any container runs (the
+    hub listens there); podman attaches the containers to this same bridge."""
+    if podman("network", "exists", NETWORK, check=False).returncode != 0:
+        podman("network", "create", "--subnet", SUBNET, "--gateway", GATEWAY, NETWORK)
+    bridge = podman("network", "inspect", "--format", "{{.NetworkInterface}}",
+                    NETWORK).stdout.strip()
+    shown = subprocess.run(["ip", "-br", "addr", "show", "dev", bridge], capture_output=True,
+                           text=True)
+    if shown.returncode != 0:
+        subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], check=True)
+        shown = subprocess.run(["ip", "-br", "addr", "show", "dev", bridge],
+                               capture_output=True, text=True)
+    if f"{GATEWAY}/" not in shown.stdout:
+        subprocess.run(["ip", "addr", "add", f"{GATEWAY}/24", "dev", bridge], check=True)
+    subprocess.run(["ip", "link", "set", bridge, "up"], check=True)
+
+
+def prepare(hub: Path) -> str:
+    """Before the hub starts: the image of the course as it is now (built, or loaded from its
+    cache; course.json names it for the servers), matplotlib's font list for it, the network.
+    Returns the image's tag."""
+    tag = image.ensure()
+    course = json.loads((hub / "course.json").read_text())
+    if course.get("image") != tag:
+        course["image"] = tag
+        (hub / "course.json").write_text(json.dumps(course, indent=2) + "\n")
+    font_cache(hub, tag)
+    ensure_network()
+    return tag
+
+
+def font_cache(hub: Path, tag: str) -> Path:
+    """matplotlib's font list for this image, made once (one container run, a few seconds):
+    every new home gets a copy, or a student's first plot would print "Matplotlib is building
+    the font cache" on stderr, and Validate reports a cell that writes to stderr as failed."""
+    folder = hub / "state" / f"matplotlib-{tag.rpartition(':')[2]}"
+    if not folder.is_dir():
+        partial = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        os.chown(partial, USER_UID, USER_UID)
+        podman("run", "--rm", "--network", "none", "-v", f"{partial}:/cache",
+               "-e", "MPLCONFIGDIR=/cache", tag, "python", "-c",
+               "import matplotlib.font_manager")
+        partial.rename(folder)
+    return folder
+
+
+def ensure_home(hub: Path, user: str, fonts: Path | None = None) -> Path:
+    """<hub>/homes/<user>, owned by the image's user (a container sees it as its home), with
+    matplotlib's font list in place."""
+    home = hub / "homes" / user
+    if not home.is_dir():
+        home.mkdir(parents=True)
+        os.chmod(home, 0o700)
+        if fonts is not None and fonts.is_dir():
+            shutil.copytree(fonts, home / ".cache" / "matplotlib")
+        own_for_containers(home)
+    return home
+
+
+def course_folder(hub: Path) -> Path:
+    return hub / "course"
+
+
+def own_for_containers(path: Path) -> None:
+    """Files the hub wrote for the servers (course folder, homes) belong to the image's user."""
+    subprocess.run(["chown", "-R", f"{USER_UID}:{USER_UID}", str(path)], check=True)
+
+
+def remove_containers(prefix: str = "jupyter-") -> None:
+    """Stop and remove the hub's user containers (tests; a hub's stop leaves them running)."""
+    names = podman("ps", "-a", "--format", "{{.Names}}", check=False).stdout.split()
+    for name in names:
+        if name.startswith(prefix):
+            podman("rm", "-f", "-t", "2", name, check=False)
+
+
+def configure(c, hub: Path, course: dict, role, ports: dict, public_url: str) -> None:
+    """The spawner and the services of the container hub (c: the hub's traitlets config)."""
+    course_id = course["course_id"]
+    course_in_container = f"{HOME_IN_CONTAINER}/{course_id}"
+    address = f"http://{GATEWAY}"
+    # The hub's API where containers reach it; the proxy (on the host) uses the same address.
+    c.JupyterHub.hub_bind_url = f"{address}:{ports['hub']}"
+    ngshare_url = f"{address}:{ports['ngshare']}"
+    c.JupyterHub.services += [
+        {"name": "podman", "command": [
+            "podman", "system", "service", "--time=0", f"unix://{socket_path(hub)}"],
+         "environment": {"CONTAINERS_CONF": str(image.CONTAINERS_CONF),
+                         "PATH": os.environ.get("PATH", "/usr/bin:/bin")}},
+        {"name": "ngshare", "url": ngshare_url, "command": [
+            sys.executable, str(DEPLOY / "ngshare_service.py"),
+            "--database", f"sqlite:///{hub / 'state' / 'ngshare.sqlite'}",
+            "--storage", str(hub / "state" / "ngshare-files"), "--admins", "hubctl"]},
+    ]
+    c.JupyterHub.spawner_class = "dockerspawner.DockerSpawner"
+    c.DockerSpawner.client_kwargs = {"base_url": f"unix://{socket_path(hub)}"}
+    c.DockerSpawner.image = course["image"]
+    c.DockerSpawner.pull_policy = "never"  # built here (deploy/container/image.py), never pulled
+    c.DockerSpawner.network_name = NETWORK
+    c.DockerSpawner.use_internal_ip = True
+    c.DockerSpawner.remove = True  # the home folder stays; the container goes with the server
+    c.DockerSpawner.notebook_dir = HOME_IN_CONTAINER
+    c.DockerSpawner.name_template = "jupyter-{raw_username}"  # Unix names: safe as they are
+    c.Spawner.default_url = "/lab"
+    # a class logging in at once on a small machine: ten containers start together
+    c.Spawner.start_timeout = 300
+    c.Spawner.http_timeout = 300
+
+    def prepare_container(spawner) -> None:
+        user = spawner.user.name
+        staff = role(spawner) == "instructor"
+        fonts = hub / "state" / f"matplotlib-{course['image'].rpartition(':')[2]}"
+        volumes = {str(ensure_home(hub, user, fonts)): HOME_IN_CONTAINER}
+        if staff:
+            volumes[str(course_folder(hub))] = course_in_container
+        spawner.volumes = volumes
+        limits = LIMITS["instructor" if staff else "student"]
+        spawner.mem_limit, spawner.cpu_limit = limits["mem"], limits["cpus"]
+        spawner.extra_host_config = {"security_opt": STAFF_SECURITY} if staff else {}
+        spawner.environment = {
+            "MLMCOURSE_COURSE_ID": course_id,
+            "MLMCOURSE_COURSE_DIR": course_in_container,
+            "MLMCOURSE_NGSHARE_URL": f"{ngshare_url}/services/ngshare/",
+            "MLMCOURSE_HUB_PUBLIC_URL": public_url,
+            "JUPYTER_CONFIG_DIR": f"{ROLES_IN_IMAGE}/{'instructor' if staff else 'student'}",
+            "JUPYTERLAB_SETTINGS_DIR": f"{HOME_IN_CONTAINER}/.jupyter/lab/user-settings",
+            "JUPYTERLAB_WORKSPACES_DIR": f"{HOME_IN_CONTAINER}/.jupyter/lab/workspaces",
+        }
+
+    c.Spawner.pre_spawn_hook = prepare_container
+
+
+def why_not_here() -> str | None:
+    """Why the container hub cannot run here (None when it can)."""
+    reason = image.why_not_here()
+    if reason:
+        return reason
+    if shutil.which("ip") is None:
+        return "the `ip` command is missing (Debian package iproute2)"
+    return None

@@ -1,0 +1,82 @@
+"""The class in ngshare's database: who teaches the course (instructor and TAs) and who takes it.
+
+ngshare decides every exchange request by these two lists (a student may fetch the release,
+submit as themselves and read their own feedback; staff may release, collect and hand back).
+`hubctl.py setup` and `hubctl.py roster` keep them equal to the roster, through ngshare's own
+models on its database (the same file the running service uses; SQLite serialises the writes),
+so the lists are right before the hub starts and change while it runs, without a restart.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Person:
+    id: str
+    first_name: str = ""
+    last_name: str = ""
+    email: str = ""
+
+
+def prepare(db_url: str, storage: str) -> None:
+    """ngshare's tables (its own migrations), before the first service start or roster."""
+    from ngshare import dbutil
+
+    dbutil.upgrade(db_url, cmd_opts=namedtuple("CmdOpts", ["x"])(
+        ["data=true", f"storage={storage}"]))
+
+
+def apply(db_url: str, course_id: str, staff: list[Person], students: list[Person]) -> dict:
+    """Make the course's instructors and students what the lists say (names and e-mail too);
+    a student who left loses access (their submissions stay). Returns who was added/removed."""
+    from ngshare.database import Course, InstructorAssociation, StudentAssociation, User
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import sessionmaker
+
+    engine = create_engine(db_url)
+    db = sessionmaker(bind=engine)()
+    try:
+        course = db.query(Course).filter(Course.id == course_id).one_or_none()
+        if course is None:
+            course = Course(course_id)
+            db.add(course)
+
+        def user(name: str):
+            found = db.query(User).filter(User.id == name).one_or_none()
+            if found is None:
+                found = User(name)
+                db.add(found)
+            return found
+
+        change = {"added": [], "removed": []}
+        staff_ids, student_ids = {p.id for p in staff}, {p.id for p in students}
+        for member in list(course.instructors):
+            if member.id not in staff_ids:
+                course.instructors.remove(member)
+                change["removed"].append(member.id)
+        for member in list(course.students):
+            if member.id not in student_ids:
+                course.students.remove(member)
+                change["removed"].append(member.id)
+        for people, members, other, association in (
+                (staff, course.instructors, course.students, InstructorAssociation),
+                (students, course.students, course.instructors, StudentAssociation)):
+            for person in people:
+                account = user(person.id)
+                if account in other:
+                    other.remove(account)  # a student who became a TA, or the other way
+                if account not in members:
+                    members.append(account)
+                    change["added"].append(person.id)
+                db.flush()
+                entry = association.find(db, account, course)
+                entry.first_name, entry.last_name = person.first_name, person.last_name
+                entry.email = person.email
+        db.commit()
+        return change
+    finally:
+        db.close()
+        engine.dispose()

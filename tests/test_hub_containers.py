@@ -1,0 +1,267 @@
+"""The term on the container hub, in Chromium: the same hub configuration with containers as its
+spawner (`hubctl.py setup --spawner containers`), every server a container of the course image
+(podman), the exchange the ngshare service (no shared folder).
+
+An instructor releases notebook 01 from the formgrader; three students (right, wrong, hostile)
+log in with their own passwords, fetch from the Assignment List, write their answers, press
+Validate and submit; the hostile student then tries, from a terminal of their own container, to
+read or fetch another student's submission through the exchange, to see other homes or the
+course folder, and gets nothing; the instructor collects and autogrades with the formgrader's
+buttons (grading in the staff's container, in the sandbox): exact scores, byte-identical
+submissions, feedback back to each student. Then a class of ten: they log in, fetch, Validate
+and submit at the same time; each gets an honest result; the Validate times and each container's
+peak memory go to build/hub-class/class.json (`python deploy/container/bench_class.py` runs this
+and prints them for the README).
+
+The steps are tests/test_hub.py's (the term on Unix users); skipped with the reason where podman,
+mmdebstrap or runc are missing or cannot run, besides what that test needs. The image is built
+once and cached (build/image/, keyed by its inputs). Screenshots: build/hub-containers-shots/.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "deploy" / "hub")]
+import containers  # noqa: E402
+import hubctl  # noqa: E402
+import test_hub as steps  # noqa: E402  (the term's steps: log in, fetch, Validate, submit...)
+
+pytestmark = [pytest.mark.hub, pytest.mark.browser, pytest.mark.slow, pytest.mark.containers]
+
+SHOTS = ROOT / "build" / "hub-containers-shots"
+CLASS_REPORT = ROOT / "build" / "hub-class" / "class.json"
+CLASS_SIZE = 10
+
+
+def why_not_here() -> str | None:
+    return steps.why_not_here() or containers.why_not_here()
+
+
+@contextlib.contextmanager
+def container_hub(prefix: str, students: dict[str, str] | None = None):
+    """Unix users for the logins (PAM, as on one machine), a hub set up with containers as its
+    spawner, the hub running, Chromium; everything removed afterwards (containers too)."""
+    from playwright.sync_api import sync_playwright
+
+    reason = why_not_here()
+    if reason:
+        pytest.skip(reason)
+    hub = Path(tempfile.mkdtemp(prefix="mlmcourse-chub-"))
+    os.chmod(hub, 0o755)
+    try:
+        with steps.class_users(prefix) as (instructor, ta, roles, newcomer, passwords):
+            if students:
+                passwords.update(extra_students(students))  # (removed in the finally below)
+                roles = students
+            rows = steps.roster_rows(ta, list(roles.values()))
+            roster = steps.write_roster(hub / "roster.csv", rows)
+            hubctl.setup(hub, instructor, notebooks=[steps.NOTEBOOK],
+                         roster=hubctl.read_roster(roster), spawner="containers")
+            with steps.running_hub(hub) as process, sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=str(steps.lab.CHROMIUM),
+                                                     args=steps.lab.CHROMIUM_ARGS, headless=True)
+                try:
+                    yield steps.Term(process.url, hub, instructor, ta, roles, newcomer,
+                                     passwords, rows, browser, process)
+                finally:
+                    browser.close()
+                    containers.remove_containers()
+    finally:
+        containers.remove_containers()
+        for user in (students or {}).values():
+            hubctl.remove_user(user)
+        shutil.rmtree(hub, ignore_errors=True)
+
+
+def extra_students(students: dict[str, str]) -> dict[str, str]:
+    passwords = {}
+    for user in students.values():
+        hubctl.create_user(user)
+        passwords[user] = secrets.token_urlsafe(12)
+        hubctl.set_password(user, passwords[user])
+    return passwords
+
+
+@pytest.fixture
+def shots():
+    shutil.rmtree(SHOTS, ignore_errors=True)
+    steps.SHOTS_NOW[0] = SHOTS
+    yield SHOTS
+    steps.SHOTS_NOW[0] = steps.SHOTS
+
+
+def in_container(user: str, code: str) -> subprocess.CompletedProcess:
+    """Python run inside the user's own container, as a terminal of theirs would run it."""
+    return subprocess.run(["podman", "exec", f"jupyter-{user}", "python", "-c", code],
+                          capture_output=True, text=True, env=containers.image.podman_env())
+
+
+PRYING = """
+import json, os
+from mlmcourse.exchange.ngshare import NgshareClient, NgshareError
+client = NgshareClient(os.environ["MLMCOURSE_NGSHARE_URL"], os.environ["JUPYTERHUB_API_TOKEN"])
+got = {{}}
+for path in ["submission/{course}/{assignment}/{victim}", "submissions/{course}/{assignment}",
+             "submissions/{course}/{assignment}/{victim}", "students/{course}"]:
+    try:
+        got[path] = client.call("GET", path)
+    except NgshareError as err:
+        got[path] = "refused: " + str(err)
+print(json.dumps({{"exchange": got, "homes": sorted(os.listdir("/home")),
+                  "course_folder": os.path.exists("/home/jovyan/{course}")}}))
+"""
+
+
+def test_a_whole_term_on_the_container_hub(shots):
+    with container_hub(f"mlc{secrets.token_hex(2)}") as term:
+        run_the_term(term)
+
+
+def run_the_term(term) -> None:
+    start = time.monotonic()
+    lap = lambda name: term.times.__setitem__(name, time.monotonic() - start)  # noqa: E731
+    students = list(term.students.values())
+    pages = {user: steps.begin_log_in(term, user) for user in [term.instructor, *students]}
+    prof = pages[term.instructor]
+    steps.wait_for_lab(prof, term.instructor)
+    steps.shoot(prof, "01-instructor-lab")
+    lap("instructor's container and lab")
+    steps.formgrader_from_menu(prof, "instructor")
+    steps.release(term, prof)
+    lap("released to ngshare")
+
+    work, handed_in = {}, {}
+    for role, user in term.students.items():
+        page = pages[user]
+        steps.wait_for_lab(page, user)
+        assert steps.nbgrader_menu(page) == ["nbgrader:open-assignment-list"]
+        steps.fetch(page, role)
+        work[user] = steps.write_answer(term, page, user, steps.answer_of(role))
+    lap("fetched and answered")
+    for user in students:
+        steps.press_validate(pages[user])
+    for role, user in term.students.items():
+        kind, text, seconds = steps.validate_result(pages[user])
+        term.times[f"Validate, {role} answer"] = seconds
+        steps.shoot(pages[user], f"06-{role}-validate")
+        assert kind == steps.VALIDATE_SAYS[role][0], f"{role}: {text[:2000]}"
+        assert steps.VALIDATE_SAYS[role][1] in text, f"{role}: {text[:2000]}"
+        steps.close_dialog(pages[user])
+        steps.submit(pages[user], role)
+        handed_in[user] = steps.digest(work[user])
+    lap("validated and submitted")
+
+    # The hostile student, in their own container, with their own token: nothing of another.
+    hostile, victim = term.students["hostile"], term.students["right"]
+    done = in_container(hostile, PRYING.format(course=hubctl.COURSE_ID,
+                                               assignment=steps.ASSIGNMENT, victim=victim))
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    for path, answer in seen["exchange"].items():
+        assert isinstance(answer, str) and answer.startswith("refused"), f"{path}: {answer}"
+    assert seen["homes"] == ["jovyan"] and not seen["course_folder"], seen
+
+    steps.grade_and_release_feedback(term, prof, grader=term.instructor)
+    lap("instructor collected, autograded, released feedback")
+    scores = steps.gradebook_scores(term)
+    for role, user in term.students.items():
+        assert scores[user] == (steps.expected_points(role), 24), f"{role}: {scores[user]}"
+        submitted = term.course / "submitted" / user / steps.ASSIGNMENT / f"{steps.NOTEBOOK}.ipynb"
+        assert steps.digest(submitted) == handed_in[user], f"{role}: the submission changed"
+    assert not list(term.hub.rglob("HACKED_BY_*")), "the hostile student wrote somewhere"
+    for role, user in term.students.items():
+        text = steps.read_feedback(term, pages[user], user, role)
+        got = steps.expected_points(role)
+        assert f"{got:g} / 24" in text or f"{got:.1f} / 24" in text, f"{role}: {text[:500]}"
+    lap("feedback read")
+    (SHOTS / "times.txt").write_text(
+        "".join(f"{name}: {seconds:.1f} s\n" for name, seconds in term.times.items()))
+
+
+# ---------------------------------------------------------------------------------------------
+# Ten students at once.
+
+def peak_memory_bytes(user: str) -> int | None:
+    """The container's peak memory (cgroup v1 max_usage, or v2 memory.peak), or None."""
+    done = subprocess.run(["podman", "inspect", "--format", "{{.State.CgroupPath}}",
+                           f"jupyter-{user}"], capture_output=True, text=True,
+                          env=containers.image.podman_env())
+    path = done.stdout.strip()
+    for candidate in (f"/sys/fs/cgroup/memory{path}/memory.max_usage_in_bytes",
+                      f"/sys/fs/cgroup{path}/memory.peak"):
+        with contextlib.suppress(OSError, ValueError):
+            return int(Path(candidate).read_text())
+    return None
+
+
+def open_lab(term, page, user: str) -> None:
+    """Wait for the student's lab; a page left on the hub's spawn-pending page (its progress
+    stream dropped while ten servers started) is reloaded, as the student would."""
+    from playwright.sync_api import TimeoutError as Slow
+
+    try:
+        steps.wait_for_lab(page, user)
+    except Slow:
+        page.goto(f"{term.base(user)}/lab")
+        steps.wait_for_lab(page, user)
+
+
+def test_a_class_of_ten_validates_and_submits_at_once(shots):
+    prefix = f"mlk{secrets.token_hex(2)}"
+    roles = ["right" if n % 2 == 0 else "wrong" for n in range(CLASS_SIZE)]
+    students = {f"s{n:02d}-{role}": f"{prefix}-s{n:02d}" for n, role in enumerate(roles)}
+    with container_hub(prefix, students) as term:
+        prof = steps.begin_log_in(term, term.instructor)
+        steps.wait_for_lab(prof, term.instructor)
+        steps.formgrader(term, prof, term.instructor)
+        steps.release(term, prof)
+        pages = {user: steps.begin_log_in(term, user) for user in students.values()}
+        for key, user in students.items():
+            open_lab(term, pages[user], user)
+            steps.fetch(pages[user], key)
+            steps.write_answer(term, pages[user], user, steps.answer_of(key.split("-")[1]))
+        for user in students.values():  # all ten press Validate together
+            steps.press_validate(pages[user])
+        seconds = {}
+        for key, user in students.items():
+            kind, text, seconds[user] = steps.validate_result(pages[user])
+            expected = steps.VALIDATE_SAYS[key.split("-")[1]]
+            assert kind == expected[0] and expected[1] in text, f"{key}: {text[:1000]}"
+            steps.close_dialog(pages[user])
+        for user in students.values():  # and submit together
+            steps.assignment_list(pages[user])
+            pages[user].get_by_role("button", name="Submit", exact=True).click()
+        for user in students.values():
+            pages[user].locator("#submitted_assignments_list .list_item").first.wait_for()
+        steps.shoot(pages[students["s00-right"]], "20-class-submitted")
+        peaks = {user: peak_memory_bytes(user) for user in students.values()}
+        CLASS_REPORT.parent.mkdir(parents=True, exist_ok=True)
+        times = sorted(seconds.values())
+        CLASS_REPORT.write_text(json.dumps({
+            "students": CLASS_SIZE, "validate_median_s": statistics.median(times),
+            "validate_worst_s": times[-1], "validate_s": seconds,
+            "peak_memory_bytes": peaks}, indent=2))
+        # every submission reached the exchange as it was written: the instructor collects
+        steps.formgrader(term, prof, term.instructor)
+        steps.press(prof, steps.assignment_row("collect"))
+        for user in students.values():
+            submitted = term.course / "submitted" / user / steps.ASSIGNMENT
+            written = term.home(user) / steps.ASSIGNMENT / f"{steps.NOTEBOOK}.ipynb"
+            assert steps.digest(submitted / f"{steps.NOTEBOOK}.ipynb") == steps.digest(written)
+        listing = in_container(students["s00-right"], PRYING.format(
+            course=hubctl.COURSE_ID, assignment=steps.ASSIGNMENT, victim=students["s01-wrong"]))
+        assert json.loads(listing.stdout)["homes"] == ["jovyan"]
