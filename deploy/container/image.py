@@ -145,6 +145,8 @@ $pip install --quiet pip==23.2.1
 $pip install --quiet -c /tmp/course/requirements/constraints.txt /opt/wheels/torch-*+cpu-*.whl
 $pip install --quiet -c /tmp/course/requirements/constraints.txt \
     -r /tmp/course/requirements/course.txt /tmp/course
+# Validate's settings for everyone who uses this environment (visible checks count everywhere)
+/opt/course/venv/bin/python -m mlmcourse install-config
 site=$(/opt/course/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 cp /tmp/course/deploy/hub/mlmcourse_hub.py "$site/"
 cp -r /tmp/course/deploy/hub/roles /opt/course/roles
