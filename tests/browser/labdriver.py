@@ -268,3 +268,14 @@ def validate(page, timeout: float = 240_000) -> tuple[str, str]:
 def close_dialog(page) -> None:
     page.locator(".jp-Dialog button.jp-Dialog-button").last.click()
     page.locator(".jp-Dialog").wait_for(state="detached")
+
+
+def http_status(url: str) -> int:
+    """The HTTP status a GET of `url` answers (an error status too, not an exception)."""
+    import urllib.error
+
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import urllib.error
 import urllib.request
 
 import labdriver as lab
@@ -38,14 +37,6 @@ def course(tmp_path_factory):
     return course
 
 
-def status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status
-    except urllib.error.HTTPError as err:
-        return err.code
-
-
 def nbgrader_menu_items(page) -> list[str]:
     """The labels of the Nbgrader menu (empty when there is no such menu)."""
     menu = page.locator(".lm-MenuBar-item", has_text=re.compile("^Nbgrader$"))
@@ -67,9 +58,11 @@ def test_student_lab_shows_the_kit_only_quietly_and_unmodified(course, tmp_path)
             "the student's lab must serve the kit (work/) and nothing else"
         )
         for folder in HIDDEN_FOLDERS:
-            assert status(f"{url}/api/contents/{folder}") == 404, f"the lab serves {folder}/"
-            assert status(f"{url}/api/contents/../{folder}") in (400, 403, 404)
-        assert status(f"{url}/formgrader") == 404, "the formgrader answers in the student's lab"
+            assert lab.http_status(f"{url}/api/contents/{folder}") == 404, (
+                f"the lab serves {folder}/")
+            assert lab.http_status(f"{url}/api/contents/../{folder}") in (400, 403, 404)
+        assert lab.http_status(f"{url}/formgrader") == 404, (
+            "the formgrader answers in the student's lab")
 
         lab.open_notebook(page, url, f"{ASSIGNMENT}/{NOTEBOOK}")
         time.sleep(3)  # the news question and the kernel's metadata come shortly after start

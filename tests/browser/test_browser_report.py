@@ -5,8 +5,6 @@ cannot reach it: it serves work/ only."""
 from __future__ import annotations
 
 import re
-import urllib.error
-import urllib.request
 
 import labdriver as lab
 import pytest
@@ -26,14 +24,6 @@ def course(tmp_path_factory):
     assert (course / "reports" / "class-report.html").is_file()
     ensure_work_copies(course)
     return course
-
-
-def status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status
-    except urllib.error.HTTPError as err:
-        return err.code
 
 
 def open_in_file_browser(page, name: str) -> None:
@@ -69,7 +59,7 @@ def test_the_ta_opens_the_report_from_the_lab(course, tmp_path):
 
 def test_a_students_lab_cannot_reach_the_report(course, tmp_path):
     with lab.serve_lab(course, tmp_path / "student", role=STUDENT) as url:
-        assert status(f"{url}/api/contents/bert_mlm") == 200  # the kit is there
-        assert status(f"{url}/api/contents/reports") == 404
-        assert status(f"{url}/api/contents/..%2Freports") in (400, 403, 404)
-        assert status(f"{url}/files/reports/class-report.html") in (403, 404)
+        assert lab.http_status(f"{url}/api/contents/bert_mlm") == 200  # the kit is there
+        assert lab.http_status(f"{url}/api/contents/reports") == 404
+        assert lab.http_status(f"{url}/api/contents/..%2Freports") in (400, 403, 404)
+        assert lab.http_status(f"{url}/files/reports/class-report.html") in (403, 404)
