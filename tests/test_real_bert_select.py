@@ -112,11 +112,13 @@ def test_validate_tells_the_set_student_which_input_alone_in_a_folder(tmp_path):
     wrong_selects_special_tokens.)"""
     out = validate_alone(SET_SAMPLE, tmp_path / "home")
     assert "VALIDATION FAILED" in out, out[-3000:]
-    # Validate cuts each line after 87 characters: what failed, in full, on one line.
-    shown = ("    CheckFailed: special_ids {2, 3}: "
-             "raised RuntimeError: Could not infer dtype of set")
-    assert shown in out.splitlines(), out[-3000:]
-    assert "torch.tensor() cannot read a set: list() it first" in out, out[-3000:]
+    # Validate cuts each line after 87 characters; a failed check's message comes in lines
+    # short enough (mlmcourse.teaching.checks.message_lines), so it reaches the student whole.
+    assert not any(line.endswith("...") for line in out.splitlines() if "CheckFailed" in line)
+    words = " ".join(out.split())
+    assert ("CheckFailed: special_ids {2, 3}: raised RuntimeError: Could not infer dtype of set"
+            in words), out[-3000:]
+    assert "torch.tensor() cannot read a set: list() it first" in words, out[-3000:]
 
 
 @pytest.mark.slow
