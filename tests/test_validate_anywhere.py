@@ -6,20 +6,18 @@ reads an Out[n] of a graded cell as a partial grade)."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 
+from mlmcourse.bench.validate import run_validate
 from mlmcourse.build.editions import build_release
-from mlmcourse.build.samples import load_samples, sample_notebook
+from mlmcourse.build.samples import load_samples, sample_home
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_graded
-from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
+from mlmcourse.course.layout import source_notebooks
 
 pytestmark = pytest.mark.slow  # one release build, then two notebook runs per notebook
 
@@ -36,10 +34,6 @@ WRONG = {
     "04_experiment": ("wrong_labels_from_corrupted", "at seed 163"),  # 04 runs 01's answer
     "06_real_bert": ("wrong_selects_special_tokens", "special_ids"),
 }
-
-
-# Notebook 04 has no answer cell: it grades the answers it loads from notebooks 01 and 03.
-LOADS_ANSWERS_OF = {"04_experiment": ("01_corruption", "03_empty_mask_and_gradient")}
 
 
 def graded_notebooks() -> list[str]:
@@ -63,31 +57,16 @@ def course(tmp_path_factory) -> Path:
 
 
 def student_home(course: Path, home: Path, name: str, student_id: str) -> Path:
-    """A hub home: bert_mlm/ with the reference release of every notebook, notebook `name` (and,
-    for 04, the siblings whose answers it loads) as `student_id` hands it in, no nbgrader config."""
+    """A hub home with notebook `name` as `student_id` hands it in (`samples.sample_home`)."""
     samples = {sample.student_id: sample for sample in load_samples(course)}
-    folder = home / ASSIGNMENT
-    theirs = {name, *LOADS_ANSWERS_OF.get(name, ())}
-    for path in sorted((course / "release" / ASSIGNMENT).glob("*.ipynb")):
-        who = student_id if path.stem in theirs else "reference"
-        handed_in = sample_notebook(course, samples[who], path.stem)  # None: not handed in
-        nb = handed_in or sample_notebook(course, samples["reference"], path.stem)
-        nbio.write(nb, folder / path.name)
+    notebook = sample_home(course, samples[student_id], name, home)
     assert not list(home.rglob("nbgrader_config.py"))
-    return folder / f"{name}.ipynb"
+    return notebook
 
 
 def validate(notebook: Path, home: Path) -> str:
-    """`nbgrader validate` as the Validate button runs it: cwd the student's folder, HOME the
-    student's home; the course package importable as it is in the hub's environment."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("JUPYTER", "NBGRADER"))}
-    env.update(HOME=str(home), PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
-    done = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "validate", notebook.name],
-        cwd=notebook.parent, env=env, capture_output=True, text=True, timeout=600,
-    )
-    return done.stdout + done.stderr
+    """`nbgrader validate` as the Validate button runs it (`bench.validate.run_validate`)."""
+    return run_validate(notebook, home, ROOT)
 
 
 @pytest.mark.parametrize("name", [
