@@ -35,23 +35,20 @@ c.ClearHiddenTests.enforce_metadata = False
 # c.Grading.class_feedback = False    # True: each failed check in a student's feedback gains
 #                                     # one anonymous line ("34% of the class failed this check;
 #                                     # the most common cause was ...") from the class report
-# (The older spelling c.EngineExecute.<limit> still holds, on every path; c.Grading wins.)
-# The late policy is nbgrader's own, and `make grade` applies it as `nbgrader autograde` does:
+# (The older spelling c.EngineExecute.<limit> is refused, with the name to use instead.)
+# The late policy is nbgrader's own (AssignLatePenalties), applied by the course's one gradebook
+# writer on every way in:
 # c.LateSubmissionPlugin.penalty_method = "zero"   # nbgrader's default: "none"
 # (the due date: `nbgrader db assignment add bert_mlm --duedate=...`, or the formgrader).
 
 # Grading through nbgrader (`nbgrader autograde`, the formgrader's Autograde button) uses the
-# course's grading engine in place of nbgrader's `Execute`: `Execute` runs the student's code in
-# the grader's own kernel, where one hostile submission rewrote the gradebook (24 / 24 for every
-# student). The engine runs it sandboxed, the hidden tests in a trusted kernel, and gives the
-# scores `make grade` gives. nbgrader's other steps stay as nbgrader has them.
+# course's grading engine in place of nbgrader's `Execute` (which runs the student's code in the
+# grader's own kernel, where one hostile submission rewrote the gradebook: 24 / 24 for every
+# student), and the course's one gradebook writer in place of `SaveAutoGrades` (which would
+# score the cells again from their outputs): the scores `make grade` gives, from one verdict.
 c.Autograde.autograde_preprocessors = [
     "mlmcourse.grader.nbgrader_plugin.EngineExecute",
-    "nbgrader.preprocessors.IgnorePattern",
-    "nbconvert.preprocessors.ClearMetadataPreprocessor",
-    "nbgrader.preprocessors.LimitOutput",
-    "nbgrader.preprocessors.SaveAutoGrades",
-    "nbgrader.preprocessors.AssignLatePenalties",
+    "mlmcourse.grader.nbgrader_plugin.SaveVerdict",  # the gradebook and the late policy
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 # A submission is resolved as the engine resolves it, and one student's file cannot stop the
@@ -67,9 +64,6 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.exporter_class = "mlmcourse.grader.nbgrader_plugin.SubmissionExporter"
-# The engine's verdict stays in the autograded notebook's metadata (the class report reads it).
-c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"),
-                                                         ("mlmcourse_verdict",)}
 
 # `nbgrader export` (and `make grade`, through the same plugin) writes the grades for the
 # school's system here: nbgrader's default, grades.csv, is `make grade`'s per-notebook table.

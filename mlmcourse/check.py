@@ -22,17 +22,17 @@ from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 from mlmcourse.grader.config import course_settings
 from mlmcourse.grader.engine import grade_submission
 from mlmcourse.grader.limits import Limits
-from mlmcourse.grader.results import NotebookResult, TestResult
 from mlmcourse.grader.sandbox import UNSAFE, SandboxRefused
+from mlmcourse.grader.verdict import Check, Status, Verdict
 from mlmcourse.grader.zygote_handle import stop_zygote
 
 STUDENT = "self_check"
 
-__all__ = ["STUDENT", "TestResult", "all_passed", "check_names", "check_notebook", "check_result",
+__all__ = ["STUDENT", "Check", "all_passed", "check_names", "check_notebook", "check_result",
            "report"]
 
 
-def check_result(root: Path, notebook: Path, limits: Limits | None = None) -> NotebookResult:
+def check_result(root: Path, notebook: Path, limits: Limits | None = None) -> Verdict:
     """Grade one learner notebook (its folder is read as the submission, never written), under
     `limits` (default: the course's `c.Grading` limits)."""
     notebook = Path(notebook)
@@ -44,7 +44,7 @@ def check_result(root: Path, notebook: Path, limits: Limits | None = None) -> No
     settings.apply_sandbox_mode()
     limits = limits or settings.limits()
     with tempfile.TemporaryDirectory(prefix="mlm-check-") as scratch:
-        def grade() -> list[NotebookResult]:
+        def grade() -> list[Verdict]:
             return grade_submission(Path(root), STUDENT, notebook.resolve().parent,
                                     Path(scratch), limits, notebooks=[name])
 
@@ -60,19 +60,17 @@ def check_result(root: Path, notebook: Path, limits: Limits | None = None) -> No
             os.environ["MLMCOURSE_SANDBOX"] = UNSAFE
             stop_zygote()
             results = grade()
-    result = results[0]
-    result.autograded_path = None  # it lived in the scratch folder, now gone
-    return result
+    return results[0]
 
 
-def check_notebook(root: Path, notebook: Path) -> list[TestResult]:
+def check_notebook(root: Path, notebook: Path) -> list[Check]:
     """Each hidden test's result for the learner's notebook."""
-    return check_result(root, notebook).tests
+    return check_result(root, notebook).checks
 
 
-def all_passed(results: NotebookResult | Iterable[NotebookResult]) -> bool:
+def all_passed(verdicts: Verdict | Iterable[Verdict]) -> bool:
     """Whether every test passed, as the engine decided each one."""
-    return all(test.passed for result in _as_list(results) for test in result.tests)
+    return all(check.passed for verdict in _as_list(verdicts) for check in verdict.checks)
 
 
 def check_names(root: Path, name: str) -> dict[str, str]:
@@ -81,28 +79,27 @@ def check_names(root: Path, name: str) -> dict[str, str]:
     return {gid: heading.title.replace("`", "") for gid, heading in check_headings(source).items()}
 
 
-def report(results: NotebookResult | Iterable[NotebookResult],
-           names: dict[str, str] | None = None) -> str:
+def report(verdicts: Verdict | Iterable[Verdict], names: dict[str, str] | None = None) -> str:
     """The learner's view of checked notebooks: each test as the engine judged it, then the
     notebook's score as the engine counted it (nothing is judged or counted again here).
     `names` (grade_id -> heading, `check_names`) names each test as the notebook does."""
     names = names or {}
     lines = []
-    for result in _as_list(results):
+    for verdict in _as_list(verdicts):
         if lines:
             lines.append("")
-        lines.append(f"{result.notebook}")
-        if result.status != "ok" and result.detail:
-            lines.append(f"      the notebook did not run to the end: {result.detail}")
-        for test in result.tests:
-            mark = "PASS" if test.passed else "FAIL"
-            name = names.get(test.grade_id, test.grade_id)
-            lines.append(f"{mark}  {test.points:g} / {test.max_points:g}  {name}")
-            if test.message:
-                lines.append(f"      {test.message}")
-        lines.append(f"\nscore: {result.score:g} / {result.max_score:g}")
+        lines.append(f"{verdict.notebook}")
+        if verdict.status is not Status.OK and verdict.detail:
+            lines.append(f"      the notebook did not run to the end: {verdict.detail}")
+        for check in verdict.checks:
+            mark = "PASS" if check.passed else "FAIL"
+            name = names.get(check.grade_id, check.grade_id)
+            lines.append(f"{mark}  {check.points:g} / {check.max_points:g}  {name}")
+            if check.message:
+                lines.append(f"      {check.message}")
+        lines.append(f"\nscore: {verdict.score:g} / {verdict.max_score:g}")
     return "\n".join(lines)
 
 
-def _as_list(results: NotebookResult | Iterable[NotebookResult]) -> list[NotebookResult]:
-    return [results] if isinstance(results, NotebookResult) else list(results)
+def _as_list(verdicts: Verdict | Iterable[Verdict]) -> list[Verdict]:
+    return [verdicts] if isinstance(verdicts, Verdict) else list(verdicts)

@@ -129,8 +129,8 @@ def grade_by_phases(course: Path, workers: int | None, scheduler: str | None) ->
     done = time.perf_counter()
     per_notebook: dict[str, list[float]] = {}
     for one in outcome.outcomes.values():
-        for result in one.results:
-            per_notebook.setdefault(result.notebook, []).append(result.seconds)
+        for verdict in one.verdicts:
+            per_notebook.setdefault(verdict.notebook, []).append(verdict.seconds)
     return {
         "wall": done - started, "cluster_start": ready - started, "grading": graded - ready,
         "cluster_stop": closed - graded, "feedback": fed - closed, "scores": done - fed,

@@ -475,7 +475,7 @@ class Grader:
         """The measure means nothing unless the reference itself gets full marks here."""
         result = self.grade(notebook)
         if result.score < result.max_score:
-            failed = [t.grade_id for t in result.tests if not t.passed]
+            failed = [c.grade_id for c in result.checks if not c.passed]
             raise RuntimeError(f"the reference scores {result.score:g} / {result.max_score:g} "
                                f"on {notebook} ({result.status}; failed {failed}): "
                                f"no mutation score can be measured")
@@ -483,7 +483,7 @@ class Grader:
     def outcome(self, mutant: Mutant) -> Outcome:
         started = time.monotonic()
         result = self.grade(mutant.notebook, mutant.grade_id, mutant.source)
-        failed = [test.grade_id for test in result.tests if not test.passed]
+        failed = [check.grade_id for check in result.checks if not check.passed]
         return Outcome(mutant, result.score, result.max_score, result.status, failed,
                        time.monotonic() - started)
 

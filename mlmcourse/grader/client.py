@@ -63,16 +63,14 @@ from .errors import (
     decode_error,
     raise_from_sandbox,
 )
-from .framing import MAX_REPLY_HEADER, ChannelClosed, GuardedSocket, connect, recv_msg, send_msg
+from .framing import ChannelClosed, GuardedSocket, connect, recv_msg, send_msg
 from .hygiene import OutputBudget, clean_reply, clean_text
-from .limits import Limits
+from .limits import CAPS, Limits
 from .shared_inputs import SharedArguments
+from .verdict import Kind
 
 # Room for the codec's description and copies on top of the student's memory, in one reply.
 REPLY_OVERHEAD_BYTES = 64 << 20
-# The most operator names, and the longest name, a worker's reply may hand to a test's mode.
-MAX_REMOTE_OPS = 512
-MAX_OP_NAME = 200
 
 
 class Session:
@@ -99,16 +97,16 @@ class Session:
     def check_budget(self, target: str) -> None:
         __tracebackhide__ = True
         if self.used >= self.limits.student_time_s:
-            self.incident("budget", target)
+            self.incident(Kind.BUDGET, target)
             raise_from_sandbox(StudentCodeTimeout(
                 f"your code has used up its time for this notebook "
                 f"({self.limits.student_time_s:.0f} s in all), so {target} was not run"))
 
-    def incident(self, kind: str, detail: str) -> None:
+    def incident(self, kind: Kind, detail: str) -> None:
         """Note what went wrong for the engine (it reads the file after the notebook ran)."""
         if self.incidents_path:
             with open(self.incidents_path, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps({"kind": kind, "detail": detail}) + "\n")
+                handle.write(json.dumps({"kind": str(kind), "detail": detail}) + "\n")
 
 
 def op_watchers() -> list:
@@ -129,8 +127,8 @@ def report_ops(watchers: list, header: dict) -> None:
     if not watchers:
         return
     sent = header.get("ops")
-    names = [name for name in sent[:MAX_REMOTE_OPS] if type(name) is str
-             and 0 < len(name) <= MAX_OP_NAME] if type(sent) is list else []
+    names = [name for name in sent[:CAPS.recorded_ops] if type(name) is str
+             and 0 < len(name) <= CAPS.op_name_chars] if type(sent) is list else []
     names = list(dict.fromkeys(names))
     for mode in watchers:
         mode.record_remote(list(names))
@@ -238,7 +236,7 @@ class WorkerClient:
             if cell.get("grade_id") == "setup" and cell.get("error"):
                 # The instructor's setup cell failed in the worker: the sandbox lacks something.
                 error = cell["error"]
-                session.incident("setup", f"{self.label}: {error.get('name')}: "
+                session.incident(Kind.SETUP, f"{self.label}: {error.get('name')}: "
                                           f"{error.get('message')}")
         if self.ready is None:
             self.ready = reply
@@ -268,7 +266,7 @@ class WorkerClient:
         try:
             header, blob, _ = recv_msg(self.sock, deadline=deadline,
                                        max_blob=session.max_reply_bytes,
-                                       max_header=MAX_REPLY_HEADER)
+                                       max_header=CAPS.reply_header_bytes)
         except BaseException as err:
             self.fail(err, what, started, deadline - started)
             raise
@@ -284,13 +282,13 @@ class WorkerClient:
         session.charge(time.monotonic() - started)
         if isinstance(err, TimeoutError):
             self.stop()
-            session.incident("timeout", what)
+            session.incident(Kind.TIMEOUT, what)
             raise_from_sandbox(StudentCodeTimeout(
                 f"your code did not finish {what} within {limit:.0f} s ({why}); it was stopped"))
         if isinstance(err, OSError | EOFError):  # the worker is gone (ChannelClosed, EPIPE)
             status = self.exit_status()
             self.stop()
-            session.incident("crash", f"{what}: {status}")
+            session.incident(Kind.CRASH, f"{what}: {status}")
             raise_from_sandbox(StudentCodeCrashed(_crash_message(what, status, session.limits)))
         self.stop()  # an interrupt: the worker is mid-exchange, drop it
 
@@ -310,7 +308,7 @@ class WorkerClient:
             protocol.check_reply(request, header)
         except protocol.MalformedReply as err:
             self.stop()
-            self.session.incident("crash", f"{self.label}: a malformed reply ({err})")
+            self.session.incident(Kind.CRASH, f"{self.label}: a malformed reply ({err})")
             raise_from_sandbox(StudentCodeCrashed(
                 f"the process running your code for {self.label} sent a malformed reply"))
         shown = header["op"] != protocol.READY or self.ready is None

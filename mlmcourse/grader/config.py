@@ -8,12 +8,13 @@ runs (local workers or a Dask scheduler). The run passes that one object down: `
 -> `grader.grading` -> `grader.coordinator`.
 
 One configuration for every way in: `Grading` (the section `c.Grading` of nbgrader_config.py)
-holds every limit of `Limits` and the sandbox mode; `make grade` (`GradingConfig.load`),
-`make check` (`mlmcourse.check`, inside a course) and nbgrader (`nbgrader autograde`, the
-formgrader: `nbgrader_plugin.EngineExecute`) all read it through `grading_settings`. The late
-policy stays where nbgrader keeps it (`c.LateSubmissionPlugin.penalty_method`,
-`c.AssignLatePenalties.plugin_class`); `make grade` applies it through nbgrader's own
-`AssignLatePenalties` (`grader.coordinator.assign_late_penalties`), as `nbgrader autograde` does.
+holds every limit of `Limits` (one setting per field, made from it) and the sandbox mode;
+`make grade` (`GradingConfig.load`), `make check` (`mlmcourse.check`, inside a course) and
+nbgrader (`nbgrader autograde`, the formgrader: `nbgrader_plugin.EngineExecute`) all read it
+through `grading_settings`. The late policy stays where nbgrader keeps it
+(`c.LateSubmissionPlugin.penalty_method`, `c.AssignLatePenalties.plugin_class`); both paths
+apply it through nbgrader's own `AssignLatePenalties` in the one gradebook writer
+(`grader.gradebook.apply_late_policy`).
 
 Below `grader.coordinator` and `grader.grading`, above nothing of the grader: nbgrader's
 converters run in-process through `nbgrader_converter` / `run_converter`, its command line
@@ -108,35 +109,19 @@ def course_id(root: Path, nbgrader_config: Any = None) -> str:
 
 # ---- the TA's grading settings: c.Grading.* --------------------------------------------------
 
-_DEFAULTS = Limits()
 SANDBOX_MODES = ("auto", "namespaces", "unsafe-no-sandbox")
 SANDBOX_VARIABLE = "MLMCOURSE_SANDBOX"
-# The older spelling of the limits (`c.EngineExecute.*`, read by nbgrader's path only before): still
-# honoured, on every path; `c.Grading` wins where both name a limit.
+# The limits' older spelling, read by nbgrader's path only before: refused, with the new name.
 LEGACY_SECTION = "EngineExecute"
 
 
-class Grading(Configurable):
-    """What a TA sets for grading in nbgrader_config.py, as `c.Grading.<name> = value`: every
-    limit of `mlmcourse.grader.limits.Limits` (what they mean is written there) and the sandbox
-    mode. `make grade`, `make check` and `nbgrader autograde` (and the formgrader) read it."""
+def _limit_setting(spec) -> Any:
+    """The `c.Grading` setting of one field of `Limits`: its default and help from there."""
+    kind = Integer if spec.type == "int" else Float
+    return kind(spec.default, help=spec.metadata["help"]).tag(config=True)
 
-    cell_timeout_s = Float(_DEFAULTS.cell_timeout_s,
-                           help="Seconds one cell of the trusted kernel may run.").tag(config=True)
-    memory_bytes = Integer(_DEFAULTS.memory_bytes,
-                           help="Memory the student's code may allocate.").tag(config=True)
-    cpu_seconds = Integer(_DEFAULTS.cpu_seconds,
-                          help="CPU seconds of one worker process.").tag(config=True)
-    call_timeout_s = Float(_DEFAULTS.call_timeout_s,
-                           help="Seconds one call of student code may run.").tag(config=True)
-    student_time_s = Float(_DEFAULTS.student_time_s,
-                           help="Seconds of student code in one notebook.").tag(config=True)
-    worker_cpus = Float(_DEFAULTS.worker_cpus,
-                        help="CPUs' worth of time a worker and its children may use at once."
-                        ).tag(config=True)
-    worker_tasks = Integer(_DEFAULTS.worker_tasks,
-                           help="Processes and threads a worker and its children may have."
-                           ).tag(config=True)
+
+class _Settings(Configurable):
     sandbox = Unicode("", help="The sandbox mode (auto, namespaces or unsafe-no-sandbox) where "
                                "the MLMCOURSE_SANDBOX environment variable sets none; '': auto."
                       ).tag(config=True)
@@ -153,6 +138,17 @@ class Grading(Configurable):
         use_sandbox_mode(self.sandbox)
 
 
+# What a TA sets for grading in nbgrader_config.py, as `c.Grading.<name> = value`: one setting
+# per field of `mlmcourse.grader.limits.Limits` (declared there, once), the sandbox mode and the
+# class's lines in the feedback. `make grade`, `make check` and `nbgrader autograde` (and the
+# formgrader) read it through `grading_settings`.
+Grading = type("Grading", (_Settings,), {
+    "__doc__": "The course's grading settings (`c.Grading`): the limits of `Limits`, the "
+               "sandbox mode, the class's lines in the feedback.",
+    **{spec.name: _limit_setting(spec) for spec in fields(Limits)},
+})
+
+
 def use_sandbox_mode(mode: str) -> None:
     """Make this process's grading use the sandbox mode `mode` (c.Grading.sandbox; '': leave it).
     An MLMCOURSE_SANDBOX in the environment wins: it is the operator's word for this one run.
@@ -161,19 +157,21 @@ def use_sandbox_mode(mode: str) -> None:
         os.environ[SANDBOX_VARIABLE] = mode
 
 
-def grading_settings(config: Any) -> Grading:
-    """The `Grading` settings of a loaded configuration (nbgrader_config.py, the command line):
-    `c.Grading`, over the older `c.EngineExecute` limits. A name that is no setting is an error
-    (a typo must not silently grade with the default), as is a sandbox mode that is none."""
+def grading_settings(config: Any) -> Any:
+    """The `Grading` settings of a loaded configuration (nbgrader_config.py, the command line).
+    A name that is no setting is an error (a typo must not silently grade with the default), as
+    is a sandbox mode that is none, and the old spelling `c.EngineExecute.<limit>`."""
     from traitlets.config import Config
 
     known = set(Grading.class_trait_names(config=True))
-    merged = Config()
     if config is not None and LEGACY_SECTION in config:
-        limit_names = {spec.name for spec in fields(Limits)}
-        for name, value in config[LEGACY_SECTION].items():
-            if name in limit_names:
-                merged.Grading[name] = value
+        old = sorted(name for name in config[LEGACY_SECTION] if name in known)
+        if old:
+            raise ValueError(
+                f"nbgrader_config.py or the command line sets "
+                f"{', '.join(f'c.{LEGACY_SECTION}.{name}' for name in old)}: that spelling is "
+                f"gone; write {', '.join(f'c.Grading.{name}' for name in old)} instead")
+    merged = Config()
     if config is not None and "Grading" in config:
         unknown = sorted(set(config.Grading) - known)
         if unknown:
@@ -190,7 +188,7 @@ def grading_settings(config: Any) -> Grading:
     return settings
 
 
-def course_settings(root: Path) -> Grading:
+def course_settings(root: Path) -> Any:
     """The `Grading` settings of the course at `root` (its nbgrader_config.py)."""
     return grading_settings(course_config(root))
 

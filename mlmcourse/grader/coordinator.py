@@ -12,11 +12,11 @@
   other student's files. A submission is read just before its task is submitted, at most
   `in_flight_limit` (two per worker) ahead of those graded: the class's files are never all in
   memory at once;
-- results (a score per test cell, the autograded notebooks as bytes) come back to ONE
-  coordinator, this process, the only writer of the gradebook (nbgrader's `Gradebook` API:
-  submissions, each grade's `auto_score`, "No response." by `results.unanswered`, and the late
-  penalty by nbgrader's own `AssignLatePenalties`) and of `autograded/<student>/bert_mlm/`, as
-  each task finishes, with its progress on stderr (a bar on a terminal, else a line per student).
+- the engine's verdicts (one per notebook) and the autograded notebooks as bytes come back to
+  ONE coordinator, this process, which writes them into the gradebook through the course's one
+  gradebook writer (`grader.gradebook`, the one nbgrader's path calls too: scores, "No
+  response.", the late policy) and into `autograded/<student>/bert_mlm/`, as each task
+  finishes, with its progress on stderr (a bar on a terminal, else a line per student).
   `mlmcourse.grader.grading.autograde` then runs nbgrader's `generate_feedback` once for the
   graded students.
 
@@ -53,12 +53,11 @@ from mlmcourse.grader.config import (
     tools_on_path,
     use_sandbox_mode,
 )
-from mlmcourse.grader.limits import Limits
-from mlmcourse.grader.rebuild import MAX_NOTEBOOK_BYTES, trusted_notebooks
-from mlmcourse.grader.results import unanswered
+from mlmcourse.grader.gradebook import apply_late_policy, record_student, record_verdict
+from mlmcourse.grader.limits import CAPS, Limits
+from mlmcourse.grader.verdict import Status
 
 COURSE_FILES = ("source",)  # what the engine reads of the course
-MAX_FILE_BYTES = MAX_NOTEBOOK_BYTES  # a larger submitted file is not shipped: the engine refuses it
 SCRATCH_NAME = b"[grading folder]"  # how autograded outputs name the task's scratch folder
 
 
@@ -67,7 +66,7 @@ class Outcome:
     """What one grading task hands back to the coordinator."""
 
     student: str
-    results: list = field(default_factory=list)  # engine NotebookResults, paths cleared
+    verdicts: list = field(default_factory=list)  # the engine's, one per notebook
     autograded: dict[str, bytes] = field(default_factory=dict)  # notebook name -> .ipynb bytes
     seconds: float = 0.0
     worker: str = ""
@@ -98,7 +97,7 @@ def read_files(folder: Path, *, recursive: bool) -> dict[str, bytes]:
             info = path.lstat()
         except OSError:
             continue
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > CAPS.notebook_bytes:
             continue
         if any(parent.is_symlink() for parent in path.relative_to(folder).parents if parent.parts):
             continue
@@ -134,7 +133,7 @@ def submission_files(root: Path, student: str, names: list[str] | None = None
                      ) -> dict[str, bytes]:
     """The student's notebooks of the series (`names`, default: the course's), as bytes: only
     `<name>.ipynb` files at the top of submitted/<student>/bert_mlm/ are read, regular files of at
-    most MAX_FILE_BYTES. Nothing else of the folder is read or shipped: a junk file beside a
+    most `CAPS.notebook_bytes`. Nothing else of the folder is read or shipped: a junk file beside a
     notebook costs no memory and no transfer."""
     folder = root / "submitted" / student / ASSIGNMENT
     files: dict[str, bytes] = {}
@@ -146,11 +145,11 @@ def submission_files(root: Path, student: str, names: list[str] | None = None
             info = path.lstat()
         except OSError:
             continue
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > CAPS.notebook_bytes:
             continue
         with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-        if len(data) <= MAX_FILE_BYTES:
+            data = handle.read(CAPS.notebook_bytes + 1)
+        if len(data) <= CAPS.notebook_bytes:
             files[path.name] = data
     return files
 
@@ -180,19 +179,19 @@ def grade_task(course: dict[str, bytes], student: str, submitted: dict[str, byte
         kwargs = {} if limits is None else {"limits": limits}
         if notebooks is not None:
             kwargs["notebooks"] = list(notebooks)
-        results = engine.grade_submission(
+        verdicts = engine.grade_submission(
             scratch / "course", student, submission, scratch / "work", **kwargs
         )
-        failed = [f"{r.notebook}: {r.detail}" for r in results if r.status == "error"]
+        failed = [f"{v.notebook}: {v.detail}" for v in verdicts if v.status is Status.ERROR]
         if failed:  # twice the grader's fault: keep the earlier grades rather than record zeros
             raise GraderFailure("; ".join(failed))
         autograded = {}
-        for result in results:
-            if result.autograded_path is not None and Path(result.autograded_path).is_file():
-                autograded[result.notebook] = portable_bytes(Path(result.autograded_path), scratch)
-            result.autograded_path = None  # a path on the worker means nothing elsewhere
+        for verdict in verdicts:
+            path = engine.autograded_path(scratch / "work" / student, student, verdict.notebook)
+            if path.is_file():
+                autograded[verdict.notebook] = portable_bytes(path, scratch)
     worker = f"{socket.gethostname()}:{os.getpid()}"
-    return Outcome(student, results, autograded, time.perf_counter() - started, worker)
+    return Outcome(student, verdicts, autograded, time.perf_counter() - started, worker)
 
 
 # ---- the cluster --------------------------------------------------------------------------------
@@ -260,9 +259,10 @@ class Progress:
     def close(self) -> None:
         self.bar.close()
 
-    def graded(self, outcome: Outcome, late_penalty: float = 0.0) -> None:
-        got = sum(result.score for result in outcome.results)
-        out_of = sum(result.max_score for result in outcome.results)
+    def graded(self, outcome: Outcome) -> None:
+        got = sum(verdict.score for verdict in outcome.verdicts)
+        out_of = sum(verdict.max_score for verdict in outcome.verdicts)
+        late_penalty = sum(verdict.late_penalty for verdict in outcome.verdicts)
         late = f" (late: -{late_penalty:g})" if late_penalty else ""
         self._step(f"{outcome.student}: {got:g} / {out_of:g}{late}")
 
@@ -346,100 +346,26 @@ def graded_notebooks(outcome: Outcome) -> dict:
     return {name: as_recorded(data) for name, data in sorted(outcome.autograded.items())}
 
 
-def record(gradebook, root: Path, outcome: Outcome, notebooks: dict | None = None) -> None:
-    """Write one student's scores into the gradebook (the coordinator's job, and only its)."""
-    import warnings
-
+def record(gradebook, config: GradingConfig, outcome: Outcome) -> None:
+    """Write one student's verdicts into the gradebook through the course's one writer
+    (`grader.gradebook`), the late policy included; then each autograded notebook carries its
+    verdict as recorded (with the penalty)."""
     student = outcome.student
-    notebooks = graded_notebooks(outcome) if notebooks is None else notebooks
-    known = gradebook.update_or_create_student(student)
-    if known.first_name is None and known.last_name in (None, student):
-        # The formgrader lists students as "last, first" and writes a missing name as "None".
-        # A student not in the roster (`nbgrader db student import`) shows as "<id>, ".
-        gradebook.update_or_create_student(student, last_name=student, first_name="")
-    timestamp = submission_timestamp(root, student)
-    extra = {"timestamp": timestamp} if timestamp else {}
-    with warnings.catch_warnings():
-        # nbgrader 0.9's add_submission under SQLAlchemy 2 warns "... not in session, add
-        # operation along ... will not proceed" for every new submission: noise, not an error.
-        warnings.filterwarnings("ignore", message=".*not in session.*")
-        gradebook.update_or_create_submission(ASSIGNMENT, student, **extra)
-    results = {result.notebook: result for result in outcome.results}
-    assignment = gradebook.find_assignment(ASSIGNMENT)
-    for notebook in assignment.notebooks:
-        submitted = gradebook.find_submission_notebook(notebook.name, ASSIGNMENT, student)
-        result = results.get(notebook.name)
-        tests = {test.grade_id: test for test in (result.tests if result else [])}
-        for grade in submitted.grades:
-            test = tests.get(grade.name)
-            grade.auto_score = float(test.points) if test is not None else 0.0
-            # as nbgrader's SaveAutoGrades: a TA's manual score keeps the cell up for review
-            grade.needs_manual_grade = grade.manual_score is not None
-        unanswered = _unanswered(notebooks.get(notebook.name), root, notebook.name, student)
-        for comment in submitted.comments:
-            comment.auto_comment = "No response." if comment.name in unanswered else None
-    gradebook.db.commit()
+    record_student(gradebook, student, submission_timestamp(config.root, student))
+    for verdict in outcome.verdicts:
+        record_verdict(gradebook, student, verdict)
+    for verdict in outcome.verdicts:
+        apply_late_policy(gradebook, config.nbgrader_config(), config.db_url, student, verdict)
 
 
-def assign_late_penalties(config: GradingConfig, student: str, notebooks: list[str]) -> None:
-    """The course's late policy on one student's graded notebooks, by nbgrader's own
-    `AssignLatePenalties` with nbgrader_config.py's settings (`c.LateSubmissionPlugin.
-    penalty_method`, `c.AssignLatePenalties.plugin_class`), as `nbgrader autograde` runs it after
-    each notebook: the penalty (or none) goes into the gradebook beside the score, where the
-    formgrader, the score table and the export (`grades-lms.csv`) read it. Call it after the
-    student's scores are committed (it opens the gradebook itself, as under nbgrader)."""
-    from nbformat import v4
-    from nbgrader.preprocessors import AssignLatePenalties
-
-    assigner = AssignLatePenalties(config=config.nbgrader_config())
-    for name in notebooks:
-        resources = {"nbgrader": {"notebook": name, "assignment": ASSIGNMENT,
-                                  "student": student, "db_url": config.db_url}}
-        assigner.preprocess(v4.new_notebook(), resources)
-
-
-def late_penalty(gradebook, student: str) -> float:
-    """The late penalty the gradebook holds for the student's submission (assign_late_penalties
-    wrote it through a connection of its own: this session's copy is refreshed first)."""
-    gradebook.db.expire_all()
-    return float(gradebook.find_submission(ASSIGNMENT, student).late_submission_penalty or 0.0)
-
-
-def _unanswered(graded, root: Path, name: str, student: str) -> set[str]:
-    """Solution cells the student left as released (nbgrader says 'No response.'): the one rule,
-    `results.unanswered`, that EngineExecute also applies under nbgrader. A notebook handed in
-    but unreadable counts as the release (every answer left), as nbgrader's path grades it
-    (`nbgrader_plugin.SubmissionExporter`); one not handed in gets no comment (nbgrader leaves
-    those alone)."""
-    source = _source_notebook(root / "source" / ASSIGNMENT / f"{name}.ipynb")
-    if source is None:  # a notebook the gradebook knows and source/ no longer has
-        return set()
-    if graded is None:
-        handed_in = root / "submitted" / student / ASSIGNMENT / f"{name}.ipynb"
-        if not handed_in.is_file():
-            return set()
-        graded, _ = trusted_notebooks(source, None)
-    return unanswered(graded, source)
-
-
-def _source_notebook(path: Path):
-    """The instructor's notebook (read once per file version); None when there is none."""
-    try:
-        key = (str(path), path.stat().st_mtime_ns)
-    except OSError:
-        return None
-    if key not in _SOURCE_CACHE:
-        _SOURCE_CACHE[key] = nbio.read(path)
-    return _SOURCE_CACHE[key]
-
-
-_SOURCE_CACHE: dict[tuple[str, int], object] = {}
-
-
-def write_autograded(root: Path, outcome: Outcome, notebooks: dict | None = None) -> None:
-    """Replace autograded/<student>/bert_mlm/ with the notebooks the engine graded (a notebook
-    that differs from the one there only in its timing outputs keeps the earlier bytes)."""
-    notebooks = graded_notebooks(outcome) if notebooks is None else notebooks
+def write_autograded(root: Path, outcome: Outcome) -> None:
+    """Replace autograded/<student>/bert_mlm/ with the notebooks the engine graded, each with its
+    verdict as recorded (a notebook that differs from the one there only in its timing outputs
+    keeps the earlier bytes)."""
+    notebooks = graded_notebooks(outcome)
+    for verdict in outcome.verdicts:
+        if verdict.notebook in notebooks:
+            verdict.attach(notebooks[verdict.notebook])
     folder = root / "autograded" / outcome.student / ASSIGNMENT
     if not notebooks:  # nothing gradable was submitted: no notebook, no feedback
         if folder.exists():
@@ -523,7 +449,6 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
         shown.close()
         raise
     with config.gradebook() as gradebook, shown:
-        assignment_notebooks = [nb.name for nb in gradebook.find_assignment(ASSIGNMENT).notebooks]
         queue = as_completed(first)
         for future in queue:
             student = futures.pop(future)
@@ -536,13 +461,11 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
                 report.failed[student] = f"{type(err).__name__}: {err}"
                 shown.failed(student, report.failed[student])
             else:
-                graded = graded_notebooks(outcome)
-                write_autograded(root, outcome, graded)
-                record(gradebook, root, outcome, graded)
-                assign_late_penalties(config, student, assignment_notebooks)
+                record(gradebook, config, outcome)
+                write_autograded(root, outcome)
                 log_notes(outcome)
                 report.outcomes[student] = outcome
-                shown.graded(outcome, late_penalty(gradebook, student))
+                shown.graded(outcome)
             future.release()
 
 
@@ -552,17 +475,10 @@ def in_flight_limit(workers: int) -> int:
     return max(2, 2 * workers)
 
 
-# The incidents the TA's log repeats (the student's doing, and they change what was graded), each
-# with how its line starts.
-NOTED = {"pasted": "", "tamper": "reached into the grader: "}
-
-
 def log_notes(outcome: Outcome) -> None:
-    """Tell the TA (stderr, the grading log) what the engine noted about a submission that is the
-    student's doing and changes what was graded: pasted answer cells, a reach into the grader."""
-    for result in outcome.results:
-        for incident in result.incidents:
-            lead = NOTED.get(incident.get("kind"))
-            if lead is not None:
-                print(f"{outcome.student}/{result.notebook}: {lead}{incident.get('detail', '')}",
-                      file=sys.stderr, flush=True)
+    """Tell the TA (stderr, the grading log) what the engine noted about a submission that wants
+    a look by hand: pasted answer cells, answers that do what the grader cannot check."""
+    for verdict in outcome.verdicts:
+        for incident in verdict.needs_a_look():
+            print(f"{outcome.student}/{verdict.notebook}: needs a look: {incident.kind.what}: "
+                  f"{incident.detail}", file=sys.stderr, flush=True)

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-from mlmcourse.grader.results import NotebookResult, plain_text
+from mlmcourse.grader.verdict import Verdict, plain_text
 
 LOG_FOLDER = Path("logs") / "autograde"  # relative to the course root
 DIALOG_LEVEL = logging.INFO
@@ -74,14 +74,14 @@ def quiet_dialog(log: logging.Logger, course: Path, student: str) -> Iterator[Pa
         full.close()
 
 
-def summary_line(result: NotebookResult, titles: dict[str, str], log_file: str,
+def summary_line(verdict: Verdict, titles: dict[str, str], log_file: str,
                  seconds_late: float = 0.0) -> str:
     """One line for the dialog: the notebook's score, how late the submission is, and the
     checks it failed (by heading)."""
     from mlmcourse.grader.grading import late_text
 
-    failed = [titles.get(t.grade_id, t.grade_id) for t in result.tests if not t.passed]
+    failed = [titles.get(c.grade_id, c.grade_id) for c in verdict.checks if not c.passed]
     late = f" (late by {late_text(seconds_late)}; the late policy applies)" if seconds_late else ""
-    head = f"{result.notebook}: {result.score:g} / {result.max_score:g}{late}"
+    head = f"{verdict.notebook}: {verdict.score:g} / {verdict.max_score:g}{late}"
     what = f"; failed: {', '.join(failed)}" if failed else "; every check passed"
     return f"{head}{what} (the full log: {log_file})"

@@ -1,8 +1,9 @@
 """The per-submission grading engine: each notebook graded alone, student code sandboxed.
 
 ``grade_submission(course_root, student, submission_dir, scratch)`` grades one student's
-notebooks and returns one :class:`~mlmcourse.grader.results.NotebookResult` per notebook of the
-series, with one :class:`~mlmcourse.grader.results.TestResult` per graded cell. Nothing of the
+notebooks and returns one :class:`~mlmcourse.grader.verdict.Verdict` per notebook of the
+series, with one :class:`~mlmcourse.grader.verdict.Check` per graded cell: the verdict is made
+here, once, and every other part of the course renders it. Nothing of the
 course directory is written, and nothing the student submitted is modified (the files are read
 once, as regular files, and copied into ``scratch``).
 
@@ -25,10 +26,11 @@ How a notebook is graded:
    the answer cells, the graded cells and the cells whose names those read; a demo cell shows a
    one-line note instead of its output, and a notebook with no graded cell is not run at all
    (0 / 0).
-3. Each graded cell scores its points when it ran and produced no error
-   (:func:`mlmcourse.grader.results.cell_result`). Output on stderr costs nothing: it is shown as
-   a note on stdout in the autograded notebook, so nbgrader's own rule ("stderr fails a cell")
-   gives the same score when it reads that notebook.
+3. Each graded cell scores its points when it ran and raised no error
+   (:func:`mlmcourse.grader.verdict.failure_of`); output on stderr costs nothing. Before the
+   notebook runs, the trusted scan (:mod:`mlmcourse.grader.scan`) reads the answer cells for
+   what the grader cannot check: a finding costs no point, it is an incident that marks the
+   checks resting on the worker's report for a TA's look.
 
 So an input transformer, a patched ``torch.equal`` or ``AssertionError``, an overridden
 ``showtraceback``, edited or deleted tests and reads or writes of the gradebook all happen (if at
@@ -56,12 +58,11 @@ import os
 import shutil
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
 from mlmcourse.course import nbio
-from mlmcourse.course.cells import grade_id, has_tag, is_graded, points
+from mlmcourse.course.cells import grade_id, has_tag, is_graded, is_solution, points
 from mlmcourse.course.layout import ASSIGNMENT
 
 from .limits import Limits
@@ -72,16 +73,9 @@ from .rebuild import (
     trusted_notebooks,
     worker_cells,
 )
-from .results import (
-    NotebookResult,
-    TestResult,
-    cell_result,
-    failure_message,
-    record_verdict,
-    stderr_as_note,
-)
+from .scan import CLAIMS_TAG, scan_cells
 from .slicing import skip_unneeded
-from .tamper import CLAIMS_TAG, Finding, scan_cells
+from .verdict import Check, Incident, Kind, Status, Verdict, failure_of, unanswered
 
 log = logging.getLogger("mlmcourse.grader.engine")
 
@@ -203,13 +197,6 @@ def _notebook_client(nb, cwd: Path, limits: Limits, deadline: float):
     return client
 
 
-def _mark_unfinished(cell, ename: str, evalue: str) -> None:
-    """The cell the run stopped in fails with this error (its outputs so far are kept)."""
-    if cell is not None:
-        cell.setdefault("outputs", []).append(
-            nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[]))
-
-
 async def _execute_capped(client, env: dict, seconds: float) -> None:
     """Run the notebook; cancel it (the kernel is shut down) if it outlives `seconds`."""
     try:
@@ -238,8 +225,18 @@ def kernel_env(zygote_socket: str, config_path: Path, limits: Limits) -> dict[st
     return env
 
 
-def run_trusted(nb, cwd: Path, config_path: Path, limits: Limits) -> tuple[str, str]:
-    """Execute `nb` in place in a trusted kernel; return (status, detail)."""
+@dataclass
+class Run:
+    """How the trusted kernel's run of one notebook ended."""
+
+    status: Status = Status.OK
+    detail: str = ""
+    stopped: dict[int, str] = field(default_factory=dict)  # the cell it stopped in: why
+
+
+def run_trusted(nb, cwd: Path, config_path: Path, limits: Limits, spent: float = 0.0) -> Run:
+    """Execute `nb` in place in a trusted kernel, in what is left of the notebook's cap once
+    `spent` seconds (the trusted scan) are taken off."""
     from jupyter_core.utils import run_sync
     from nbclient.exceptions import DeadKernelError
 
@@ -247,47 +244,45 @@ def run_trusted(nb, cwd: Path, config_path: Path, limits: Limits) -> tuple[str, 
 
     zygote = get_zygote()
     cap = notebook_cap_s(limits)
-    deadline = time.monotonic() + cap
+    deadline = time.monotonic() + cap - spent
     client = _notebook_client(nb, cwd, limits, deadline)
     env = kernel_env(zygote.socket_path, config_path, limits)
-    status, detail = "ok", ""
+    run = Run()
     try:
-        run_sync(_execute_capped)(client, env, cap + HARD_STOP_GRACE_S)
+        run_sync(_execute_capped)(client, env, cap - spent + HARD_STOP_GRACE_S)
     except NotebookTimeout:
-        status = "timeout"
+        run.status = Status.TIMEOUT
     except DeadKernelError as err:
-        status, detail = "crashed", f"{KERNEL_DIED}: {err}"
+        run.status, run.detail = Status.CRASHED, f"{KERNEL_DIED}: {err}"
     except Exception as err:  # noqa: BLE001  (nbclient's own errors: start failures...)
         log.warning("the trusted kernel failed", exc_info=True)
-        status, detail = "error", f"{type(err).__name__}: {err}"
-    if status == "timeout" or (status != "ok" and time.monotonic() >= deadline):
+        run.status, run.detail = Status.ERROR, f"{type(err).__name__}: {err}"
+    stopped_in = _index_of(nb, client.running_cell)
+    if run.status is Status.TIMEOUT or (run.status is not Status.OK
+                                        and time.monotonic() >= deadline):
         # Whatever stopped the run after the cap was the cap (a cancelled cell reads as a dead
         # kernel to nbclient).
-        status = "timeout"
-        detail = f"the notebook ran past its cap of {cap:g} s; the tests after that did not run"
-        _mark_unfinished(client.running_cell, "NotebookTimeout",
-                         f"the notebook ran past its time limit ({cap:g} s) in this cell")
-    elif status != "ok":
-        _mark_unfinished(client.running_cell, "GradingStopped", f"this cell did not finish: "
-                         f"{detail}")
-    elif client.timed_out:
-        status, detail = "timeout", f"a cell ran past {limits.cell_timeout_s:g} s"
-    return status, detail
+        run.status = Status.TIMEOUT
+        run.detail = f"the notebook ran past its cap of {cap:g} s; the tests after that did not run"
+        why = f"NotebookTimeout: the notebook ran past its time limit ({cap:g} s) in this cell"
+    elif run.status is not Status.OK:
+        why = f"GradingStopped: this cell did not finish: {run.detail}"
+    else:
+        why = ""
+        if client.timed_out:
+            run.status, run.detail = Status.TIMEOUT, f"a cell ran past {limits.cell_timeout_s:g} s"
+    if why and stopped_in is not None:
+        run.stopped[stopped_in] = why
+    return run
+
+
+def _index_of(nb, cell) -> int | None:
+    return next((i for i, c in enumerate(nb.cells) if c is cell), None) if cell is not None \
+        else None
 
 
 # ---------------------------------------------------------------------------------------------
-# Scores.
-
-
-def _missing_result(name: str, source_nb, status: str, message: str) -> NotebookResult:
-    tests = [TestResult(grade_id(c) or "", False, 0.0, points(c), message)
-             for c in source_nb.cells if is_graded(c)]
-    return NotebookResult(name, 0.0, sum(t.max_points for t in tests), status, tests, None,
-                          message)
-
-
-# ---------------------------------------------------------------------------------------------
-# One notebook, one submission.
+# One notebook, one submission: its verdict.
 
 
 def prepare_scratch(course_root: Path, student: str, scratch: Path) -> Path:
@@ -298,6 +293,11 @@ def prepare_scratch(course_root: Path, student: str, scratch: Path) -> Path:
     course.mkdir(parents=True)
     shutil.copytree(course_root / "source", course / "source")
     return course
+
+
+def autograded_path(course: Path, student: str, name: str) -> Path:
+    """Where the engine writes the autograded notebook `name` in the scratch course."""
+    return course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
 
 
 def write_harness_config(name: str, sources: dict, submitted: dict, course: Path) -> Path:
@@ -323,123 +323,127 @@ def incidents_path(course: Path, name: str) -> Path:
     return course / f"incidents-{name}.jsonl"
 
 
-def read_incidents(path: Path) -> list[dict]:
+def read_incidents(path: Path) -> list[Incident]:
     """What went wrong in the workers (`mlmcourse.grader.client.Session.incident`)."""
     if not path.exists():
         return []
-    kinds = []
+    found = []
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            kinds.append(json.loads(line))
-        except ValueError:
+            data = json.loads(line)
+            found.append(Incident(Kind(data["kind"]), str(data.get("detail", ""))))
+        except (ValueError, KeyError, TypeError):
             continue
-    return kinds
+    return found
 
 
-def score_cells(graded, executed) -> list[TestResult]:
-    """Copy the outputs of the executed notebook into the one handed back; one result per
-    graded cell."""
-    tests = []
-    for shown, ran in zip(graded.cells, executed.cells, strict=False):
+def checks_of(graded, executed, stopped: dict[int, str]) -> list[Check]:
+    """Copy the outputs of the executed notebook into the one handed back; one `Check` per
+    graded cell (`stopped`: the message of the cell the run was stopped in, by index)."""
+    checks = []
+    for index, (shown, ran) in enumerate(zip(graded.cells, executed.cells, strict=False)):
         if shown.cell_type == "code":
             shown.outputs = nbio.merge_streams(ran.get("outputs", []))
             shown.execution_count = ran.get("execution_count")
-            if is_graded(shown):
-                stderr_as_note(shown)
-                shown.outputs = nbio.merge_streams(shown.outputs)
         if is_graded(shown):
-            tests.append(cell_result(shown, points(shown)))
+            full = points(shown)
+            message = stopped.get(index) or failure_of(shown)
+            checks.append(Check(grade_id(shown) or "", 0.0 if message else full, full, message,
+                                has_tag(shown, CLAIMS_TAG)))
         nbio.strip_execution_metadata(shown)
-    return tests
+    return checks
+
+
+def status_of(run_status: Status, incidents: list[Incident]) -> Status:
+    """The notebook's status: the run's, unless the workers' incidents say more."""
+    kinds = {incident.kind for incident in incidents}
+    if Kind.SETUP in kinds:
+        return Status.ERROR  # the grader's fault (the sandbox), not the student's: retried
+    if run_status is Status.OK and Kind.CRASH in kinds:
+        return Status.CRASHED
+    if run_status is Status.OK and kinds & {Kind.TIMEOUT, Kind.BUDGET}:
+        return Status.TIMEOUT
+    return run_status
 
 
 def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, student: str,
-                   limits: Limits) -> NotebookResult:
+                   limits: Limits) -> Verdict:
     started = time.monotonic()
     source_nb = sources[name]
     student_nb = submitted.get(name)
     if student_nb is None:
-        copied = course / "submitted" / student / ASSIGNMENT / f"{name}.ipynb"
-        why = (f"{name}.ipynb could not be read as a notebook" if copied.exists()
-               else f"{name}.ipynb was not submitted")
-        return _missing_result(name, source_nb, "missing", why)
+        handed_in = (course / "submitted" / student / ASSIGNMENT / f"{name}.ipynb").exists()
+        verdict = missing_verdict(name, source_nb, handed_in)
+        if not handed_in:
+            return verdict
+        blank, _ = trusted_notebooks(source_nb, None)  # graded as the release: shown unrun
+        return written(verdict, blank, course, student)
     graded, executed = trusted_notebooks(source_nb, student_nb)
+    left = unanswered(graded, source_nb)
     skip_unneeded(source_nb, executed)  # only the graded cells and what they need run
     if not any(is_graded(cell) for cell in source_nb.cells):
-        return _not_executed(name, graded, executed, course, student, started)
+        # An ungraded appendix scores 0 / 0 whatever it holds: not run at all (no kernel, no
+        # worker); the autograded notebook shows the answers, unexecuted.
+        checks_of(graded, executed, {})
+        verdict = Verdict(name, Status.OK, [], [], NOT_EXECUTED, left,
+                          time.monotonic() - started)
+        return written(verdict, graded, course, student)
     run_dir = course / "run" / name
     copy_submission(course / "submitted" / student / ASSIGNMENT, run_dir, sources)
     config_path = write_harness_config(name, sources, submitted, course)
-    # Read on the trusted side, before the student's code runs: does it reach into the grader?
+    # Read on the trusted side, before the student's code runs: what can the grader not check?
+    scanned = time.monotonic()
     findings = scan_cells(worker_cells(name, source_nb, student_nb)[0])
-    status, detail = run_trusted(executed, run_dir, config_path, limits)
-    tests = score_cells(graded, executed)
-    kinds = read_incidents(incidents_path(course, name))
+    run = run_trusted(executed, run_dir, config_path, limits, time.monotonic() - scanned)
+    checks = checks_of(graded, executed, run.stopped)
+    incidents = read_incidents(incidents_path(course, name))
     if findings:
-        tests = refuse_claims(graded, findings)
-        kinds.append({"kind": "tamper", "detail": "; ".join(map(str, findings[:3]))})
-        log.warning("%s/%s: the answer cells reach into the grader (%s): the checks that rest "
-                    "on the worker's claims earn nothing", student, name, findings[0])
-    if any(k.get("kind") == "setup" for k in kinds):
-        status = "error"  # the grader's fault (the sandbox), not the student's: look at it
-        log.warning("%s/%s: the setup cell failed in the worker: %s", student, name, kinds)
-    elif status == "ok" and any(k.get("kind") == "crash" for k in kinds):
-        status = "crashed"
-    elif status == "ok" and any(k.get("kind") in ("timeout", "budget") for k in kinds):
-        status = "timeout"
+        incidents.append(Incident(Kind.UNCHECKED, "; ".join(map(str, findings[:3]))))
     pasted = repeated_note(student_nb)
     if pasted:
-        kinds.append({"kind": "pasted", "detail": pasted})
-    notes = [f"{k.get('kind')}: {k.get('detail')}" for k in kinds[:5]]
-    detail = "; ".join([d for d in [detail, *notes] if d])
-    out = course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
-    score = sum(t.points for t in tests)
-    result = NotebookResult(name, score, sum(t.max_points for t in tests), status, tests, out,
-                            detail, time.monotonic() - started, incidents=kinds)
-    record_verdict(graded, result)  # the class report reads it back (after the formgrader too)
-    nbio.write(graded, out)
-    return result
+        incidents.append(Incident(Kind.PASTED, pasted))
+    status = status_of(run.status, incidents)
+    if status is Status.ERROR and run.status is Status.OK:
+        log.warning("%s/%s: the setup cell failed in the worker: %s", student, name, incidents)
+    notes = [str(incident) for incident in incidents[:5]]
+    detail = "; ".join([d for d in [run.detail, *notes] if d])
+    verdict = Verdict(name, status, checks, incidents, detail, left, time.monotonic() - started)
+    return written(verdict, graded, course, student)
 
 
-def refuse_claims(graded, findings: list[Finding]) -> list[TestResult]:
-    """The submission's answer cells reach into the grader: every check whose verdict rests on
-    what the worker reports (tagged `CLAIMS_TAG`) fails, saying why; the others stand (their
-    evidence is the trusted side's own). So a submission that tampers never scores more than
-    the same code without the tampering."""
-    message = (f"this check rests on what the process running your code reports, and your "
-               f"answer cells reach into the grader ({findings[0]}), so it earns no points. "
-               "Remove that code and grade again.")
-    for cell in graded.cells:
-        if is_graded(cell) and has_tag(cell, CLAIMS_TAG) and not failure_message(cell):
-            cell.setdefault("outputs", []).append(nbformat.v4.new_output(
-                "error", ename="ClaimNotTrusted", evalue=message,
-                traceback=[f"ClaimNotTrusted: {message}"]))
-    return [cell_result(cell, points(cell)) for cell in graded.cells if is_graded(cell)]
+def written(verdict: Verdict, graded, course: Path, student: str) -> Verdict:
+    """Attach the verdict to its autograded notebook and write that in the scratch course."""
+    verdict.attach(graded)
+    nbio.write(graded, autograded_path(course, student, verdict.notebook))
+    return verdict
 
 
-def _not_executed(name: str, graded, executed, course: Path, student: str,
-                  started: float) -> NotebookResult:
-    """A notebook with no graded cell (an ungraded appendix) scores 0 / 0 whatever it holds, so
-    it is not run at all: no kernel, no worker (running it cost more than any graded notebook).
-    The autograded notebook is the rebuilt one, the student's answer cells in place, unexecuted."""
-    score_cells(graded, executed)
-    out = course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
-    result = NotebookResult(name, 0.0, 0.0, "ok", [], out, NOT_EXECUTED,
-                            time.monotonic() - started)
-    record_verdict(graded, result)
-    nbio.write(graded, out)
-    return result
+def missing_verdict(name: str, source_nb, handed_in: bool, status: Status = Status.MISSING,
+                    why: str = "") -> Verdict:
+    """A notebook not graded: not handed in, handed in but unreadable (graded as the blank
+    release: every answer "No response."), or (`status` error) the grader failed on it."""
+    if not why:
+        why = (f"{name}.ipynb could not be read as a notebook" if handed_in
+               else f"{name}.ipynb was not submitted")
+    checks = [Check(grade_id(c) or "", 0.0, points(c), why, has_tag(c, CLAIMS_TAG))
+              for c in source_nb.cells if is_graded(c)]
+    incidents = [Incident(Kind.UNREADABLE, why)] if handed_in and status is Status.MISSING \
+        else []
+    left = tuple(sorted(grade_id(c) for c in source_nb.cells if is_solution(c))) \
+        if handed_in and status is Status.MISSING else ()
+    return Verdict(name, status, checks, incidents, why, left)
 
 
 def grade_submission(course_root: Path, student: str, submission_dir: Path, scratch: Path,
                      limits: Limits = Limits(),  # noqa: B008  (frozen: a shared default is fine)
-                     notebooks: list[str] | None = None) -> list[NotebookResult]:
-    """Grade every notebook of the series for one submission, each in its own kernel.
+                     notebooks: list[str] | None = None) -> list[Verdict]:
+    """Grade every notebook of the series for one submission, each in its own kernel: one
+    `Verdict` per notebook.
 
     course_root: the course directory (only ``source/`` is read).
     submission_dir: the folder with the student's ``NN_name.ipynb`` files (read, never written).
     scratch: a folder for the scratch course ``scratch/<student>/``; the autograded notebooks are
-    written to ``scratch/<student>/autograded/<student>/bert_mlm/``.
+    written there (`autograded_path`).
     notebooks: grade only these notebook names (default: the whole series).
     """
     course_root = Path(course_root).resolve()
@@ -457,30 +461,30 @@ def grade_submission(course_root: Path, student: str, submission_dir: Path, scra
     copied = course / "submitted" / student / ASSIGNMENT
     copy_submission(submission_dir, copied, sources)
     submitted = {n: read_submitted_notebook(copied / f"{n}.ipynb") for n in sources}
-    results = []
+    verdicts = []
     for name in names:
-        result = _grade_guarded(name, sources, submitted, course, student, limits)
-        if _graders_fault(result):
+        verdict = _grade_guarded(name, sources, submitted, course, student, limits)
+        if _graders_fault(verdict):
             # A failure of the grader (the sandbox's setup, a kernel that did not start or died)
             # says nothing about the student: grade the notebook once more from scratch.
             log.warning("grading %s/%s failed (%s: %s); grading it again", student, name,
-                        result.status, result.detail)
-            result = _grade_guarded(name, sources, submitted, course, student, limits)
-        results.append(result)
-    return results
+                        verdict.status, verdict.detail)
+            verdict = _grade_guarded(name, sources, submitted, course, student, limits)
+        verdicts.append(verdict)
+    return verdicts
 
 
 def _grade_guarded(name: str, sources: dict, submitted: dict, course: Path, student: str,
-                   limits: Limits) -> NotebookResult:
+                   limits: Limits) -> Verdict:
     try:
         return grade_notebook(name, sources, submitted, course, student, limits)
     except Exception as err:  # noqa: BLE001  (one notebook's failure is only its own)
         log.exception("grading %s/%s failed", student, name)
-        return _missing_result(name, sources[name], "error",
+        return missing_verdict(name, sources[name], False, Status.ERROR,
                                f"the grader failed: {type(err).__name__}: {err}")
 
 
-def _graders_fault(result: NotebookResult) -> bool:
-    """Whether the result says more about the grader than about the student's code (status
+def _graders_fault(verdict: Verdict) -> bool:
+    """Whether the verdict says more about the grader than about the student's code (status
     ``error``, or the trusted kernel died: the student's code never runs in it)."""
-    return result.status == "error" or result.detail.startswith(KERNEL_DIED)
+    return verdict.status is Status.ERROR or verdict.detail.startswith(KERNEL_DIED)

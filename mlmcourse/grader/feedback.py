@@ -5,9 +5,10 @@ test cell in full (the hidden tests with it), a traceback through the tests' own
 failure, and 500 KB of inlined CSS per file. Here it runs with two parts of ours:
 
 - `ReadableFeedback`, a preprocessor that runs after nbgrader's `GetGrades` (which fills in the
-  scores from the gradebook): each graded test cell keeps only its visible part (the one-line
-  docstring of what it checks) and each error output only its message; a summary of the checks
-  (each named by the notebook's heading above it, what it checks, points, why it failed) goes
+  scores from the gradebook, a TA's manual grades included): each graded test cell keeps only
+  its visible part (the one-line docstring of what it checks) and each error output only its
+  message; a summary of the checks (each named by the notebook's heading above it, what it
+  checks, points, and why it failed: the message of the engine's verdict) goes
   into the resources for the template, and a notebook whose every check failed on an unwritten
   function (`NotImplementedError`) is summed up in one "not attempted" line;
 - `FeedbackExporter`, an HTML exporter with a compact template
@@ -41,7 +42,8 @@ from mlmcourse.course.cells import (
     without_hidden_tests,
 )
 from mlmcourse.course.headings import check_headings
-from mlmcourse.grader.results import error_line, failure_message
+from mlmcourse.grader.limits import CAPS
+from mlmcourse.grader.verdict import error_line, verdict_of
 
 # The template is package data (mlmcourse/grader/templates/, see pyproject.toml).
 TEMPLATES = Path(__file__).parent / "templates"
@@ -50,11 +52,10 @@ HIDDEN_NOTE = "# (the hidden tests of this check ran here; they are not shown in
 HELPER_NOTE = "# (helpers for the hidden tests were defined here; they are not shown in feedback)"
 # Outputs that mean nothing in a static page (and carry random ids): live widgets, scripts.
 _DROPPED_MIME = ("application/vnd.jupyter.widget-view+json", "application/javascript")
-MAX_TEXT = 4000  # characters of one text output kept in the feedback
 UNWRITTEN = "NotImplementedError"  # what a release stub raises until the student writes it
 
 
-def clip(text: str, limit: int = MAX_TEXT) -> str:
+def clip(text: str, limit: int = CAPS.feedback_output_chars) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n... ({len(text) - limit} more characters not shown)"
@@ -115,6 +116,8 @@ class ReadableFeedback(Preprocessor):
         headings = check_headings(nb)  # before the hidden tests are cut out of the cells
         notebook = resources.get("nbgrader", {}).get("notebook", "")
         in_class = class_lines(self.config, notebook) if notebook else {}
+        verdict = verdict_of(nb)
+        messages = {c.grade_id: c.message for c in verdict.checks} if verdict else {}
         checks = []
         for cell in nb.cells:
             if cell.cell_type == "code":
@@ -122,7 +125,7 @@ class ReadableFeedback(Preprocessor):
             if is_hidden_helper(cell):
                 cell.source = (without_hidden_tests(cell.source) + "\n" + HELPER_NOTE).lstrip()
             if is_graded(cell) and not is_solution(cell):
-                checks.append(check_summary(cell, headings))
+                checks.append(check_summary(cell, headings, messages))
                 if not checks[-1]["passed"]:
                     checks[-1]["in_class"] = in_class.get(checks[-1]["grade_id"], "")
                 shown = without_hidden_tests(cell.source)
@@ -145,13 +148,13 @@ def shorten_outputs(cell) -> None:
         cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=TIMING_NOTE)]
 
 
-def check_summary(cell, headings: dict) -> dict:
+def check_summary(cell, headings: dict, messages: dict[str, str]) -> dict:
     """One row of the feedback's table: the check's name (its heading), what it checks, its
-    score and why it failed."""
+    score (the gradebook's) and why it failed (the verdict's message)."""
     meta = cell.metadata.nbgrader
     grade_id = meta.get("grade_id", "")
     score, points = float(meta.get("score") or 0), float(meta.get("points") or 0)
-    message = "" if score >= points else failure_message(cell)
+    message = "" if score >= points else messages.get(grade_id, "")
     if score < points and not message:
         message = "no points for this check (see the grader's comments)"
     heading = headings.get(grade_id)

@@ -2,8 +2,8 @@
 stream socket (and, with it, file descriptors where a message passes shared memory).
 
 The trusted end of a worker's socket is a `GuardedSocket`: every send has a deadline, so a worker
-that stops reading cannot hold the trusted kernel. Replies are bounded (`MAX_REPLY_HEADER`, the
-caller's `max_blob`) before a byte of their body is read.
+that stops reading cannot hold the trusted kernel. Replies are bounded (`CAPS.reply_header_bytes`,
+the caller's `max_blob`) before a byte of their body is read.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import struct
 import time
 from collections.abc import Callable
 
+from .limits import CAPS
+
 _FRAME = struct.Struct("!IQ")
-MAX_HEADER = 16 * 1024 * 1024  # a request (the cells of every notebook travel in one)
-MAX_REPLY_HEADER = 4 << 20  # a worker's reply (an honest one is far smaller): more is a crash
 
 
 class ChannelClosed(EOFError):
@@ -56,7 +56,7 @@ def _recv_exact(sock: socket.socket, size: int, deadline: float | None) -> bytea
 
 def recv_msg(
     sock: socket.socket, deadline: float | None = None, max_blob: int = 1 << 40, with_fds: int = 0,
-    max_header: int = MAX_HEADER,
+    max_header: int = CAPS.request_header_bytes,
 ) -> tuple[dict, bytearray, list[int]]:
     """One message; TimeoutError past `deadline` (time.monotonic), ChannelClosed at EOF or when
     the message is larger than `max_header` + `max_blob` (nothing of it is read then)."""

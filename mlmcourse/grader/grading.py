@@ -8,9 +8,9 @@ graders), taken from `--db-url` or `c.CourseDirectory.db_url` in nbgrader_config
 `grader.config.GradingConfig`, resolved once and passed down.
 
 The score table and grades.csv render `Score` rows read back from the gradebook, not this run's
-`NotebookResult`s: the gradebook also holds a TA's manual grades and the students this run did
-not grade. Its automatic points are the engine's `TestResult.points`, as the coordinator
-recorded them; nothing here decides pass or fail.
+verdicts: the gradebook also holds a TA's manual grades and the students this run did not
+grade. Its automatic points are the engine's `Verdict`s, as the one gradebook writer recorded
+them; nothing here decides pass or fail.
 """
 
 from __future__ import annotations
@@ -83,22 +83,22 @@ def autograde(
     return outcome
 
 
-# Incidents a TA should look at by hand (a crash or a timeout is the student's code failing, and
-# shows in the score; these say the grader was reached for, or could not grade).
-NEEDS_A_LOOK = {"tamper": "reached into the grader", "setup": "the grader's sandbox failed",
-                "pasted": "pasted answer cells"}
-
-
 def needs_a_look(outcome: coordinator.ClassOutcome) -> list[str]:
-    """One line per notebook whose grading noted something a TA should look at by hand."""
+    """One line per incident a TA should look at by hand (`verdict.Kind.needs_a_look`), with
+    the points that rest on the student's process's report where there are some."""
     lines = []
     for student, done in sorted(outcome.outcomes.items()):
-        for result in done.results:
-            for incident in result.incidents:
-                what = NEEDS_A_LOOK.get(incident.get("kind"))
-                if what:
-                    lines.append(f"{student} / {result.notebook}: {what}: "
-                                 f"{incident.get('detail', '')}")
+        for verdict in done.verdicts:
+            for incident in verdict.needs_a_look():
+                lines.append(f"{student} / {verdict.notebook}: {incident.kind.what}: "
+                             f"{incident.detail}")
+            stake = verdict.at_stake()
+            if stake:
+                points = sum(check.points for check in stake)
+                lines.append(f"{student} / {verdict.notebook}: {_fmt(points)} points rest on "
+                             f"what the student's process reported "
+                             f"({', '.join(c.grade_id for c in stake)}): marked for manual "
+                             "grading in the formgrader")
     return lines
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-OUTPUT_CAP = 20_000  # characters of the student's stdout / stderr kept per cell or call
-TRUNCATED = "\n... (output truncated)\n"  # what follows output cut at OUTPUT_CAP
-NOTEBOOK_OUTPUT_CAP = 200_000  # characters of the student's output shown in one notebook
+from .limits import CAPS
+
+TRUNCATED = "\n... (output truncated)\n"  # what follows output cut at CAPS.output_chars
 
 # Control characters but \n and \t (ESC starts terminal colour and cursor codes; a lone \r hides
 # a line, and nbconvert's carriage-return pass is quadratic on a long one), bidi overrides, and
@@ -24,7 +24,8 @@ def _escape(match: re.Match) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def clean_text(value: Any, cap: int = OUTPUT_CAP, note: str = TRUNCATED, tail: bool = False) -> str:
+def clean_text(value: Any, cap: int = CAPS.output_chars, note: str = TRUNCATED,
+               tail: bool = False) -> str:
     """`value` as plain text: its first (or last) `cap` characters, `note` after a cut head; not
     a str: empty. Linear, reading about `cap` characters (an honest worker's text is unchanged)."""
     if not isinstance(value, str):
@@ -50,16 +51,18 @@ def clean_error(info: Any) -> dict:
 class OutputBudget:
     """What the student's code may print in one notebook, all calls together."""
 
-    def __init__(self, chars: int = NOTEBOOK_OUTPUT_CAP):
+    def __init__(self, chars: int = CAPS.notebook_output_chars):
         self.chars, self.left, self.spent = chars, chars, False
 
-    def admit(self, text: str) -> str:
-        """`text`, or as much of it as is left; the first time it runs out, a note instead."""
+    def admit(self, text: str, keep: int = 0) -> str:
+        """`text`, or as much of it as is left (but its first `keep` characters: an error's
+        headline is shown however much was printed before); the first time it runs out, a
+        note instead. What is shown is charged either way."""
         if len(text) <= self.left:
             self.left -= len(text)
             return text
-        kept, self.left = text[:self.left], 0
-        if self.spent:
+        kept, self.left = text[:max(self.left, keep)], 0
+        if self.spent or keep:
             return kept
         self.spent = True
         return kept + (f"\n... (your code has printed more than {self.chars:,} characters in "
@@ -67,8 +70,9 @@ class OutputBudget:
 
 
 def clean_reply(header: dict, budget: OutputBudget | None) -> dict:
-    """A worker's reply with its text capped and plain: the output of the call (charged to
-    `budget` when it will be shown), the error, the cells' outputs and the names' docs."""
+    """A worker's reply with its text capped and plain: the output of the call and the text
+    of its error (both charged to `budget` when they will be shown), the cells' outputs and the
+    names' docs."""
     clean = dict(header)
     for key in ("stdout", "stderr"):
         if key in header:
@@ -76,6 +80,10 @@ def clean_reply(header: dict, budget: OutputBudget | None) -> dict:
             clean[key] = budget.admit(text) if budget is not None else text
     if "error" in header:
         clean["error"] = clean_error(header["error"]) if header["error"] else None
+        if clean["error"] and budget is not None:  # an error's text is shown too: charged
+            error = clean["error"]
+            error["message"] = budget.admit(error["message"], keep=CAPS.error_headline_chars)
+            error["traceback"] = budget.admit(error["traceback"])
     if "cells" in header:
         cells = header["cells"] if isinstance(header["cells"], list) else []
         clean["cells"] = [clean_reply({

@@ -10,7 +10,7 @@ values, validated, with the defaults defined here and nowhere else.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 GIB = 1 << 30
 
@@ -19,31 +19,32 @@ GIB = 1 << 30
 TRUSTED_KERNEL_MEMORY_FACTOR = 4
 
 
+def _limit(default, help: str):
+    return field(default=default, metadata={"help": help})
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Limits for one notebook. The first three are the ones the TA usually sets.
+    """Limits for one notebook: the one declaration of each (its default and what it means).
+    A TA sets them as `c.Grading.<name>` in nbgrader_config.py (`grader.config.Grading` makes
+    one setting of each field here); every way in reads them from there."""
 
-    cell_timeout_s: wall-clock seconds one cell of the trusted kernel may take.
-    memory_bytes:   memory the student's code may allocate (RLIMIT_DATA beyond the worker's
-                    inherited torch); the trusted kernel gets `trusted_kernel_memory_bytes`.
-    cpu_seconds:    CPU seconds one worker process may use (RLIMIT_CPU; a restart renews it).
-    call_timeout_s: wall-clock seconds one call of a student's function may take.
-    student_time_s: wall-clock seconds the student's code may use in one notebook in all; past
-                    it, further calls fail at once (a hang costs at most this much).
-    worker_cpus:    CPUs' worth of time a worker and every process it starts may use at once
-                    (a cgroup's CPU quota, where the machine lets the grader make cgroups): one
-                    student's spinning children cannot slow another student down.
-    worker_tasks:   processes and threads a worker and its children may have at once (the
-                    cgroup's pids.max; RLIMIT_NPROC of the worker's own user in the fallback).
-    """
-
-    cell_timeout_s: float = 120.0
-    memory_bytes: int = 2 * GIB
-    cpu_seconds: int = 120
-    call_timeout_s: float = 30.0
-    student_time_s: float = 120.0
-    worker_cpus: float = 1.0
-    worker_tasks: int = 64
+    cell_timeout_s: float = _limit(120.0, "Seconds one cell of the trusted kernel may run.")
+    memory_bytes: int = _limit(
+        2 * GIB, "Memory the student's code may allocate (RLIMIT_DATA beyond the worker's "
+        "inherited torch); the trusted kernel gets TRUSTED_KERNEL_MEMORY_FACTOR times it.")
+    cpu_seconds: int = _limit(
+        120, "CPU seconds one worker process may use (RLIMIT_CPU; a restart renews it).")
+    call_timeout_s: float = _limit(30.0, "Seconds one call of a student's function may take.")
+    student_time_s: float = _limit(
+        120.0, "Seconds the student's code may use in one notebook in all; past it, further "
+        "calls fail at once (a hang costs at most this much).")
+    worker_cpus: float = _limit(
+        1.0, "CPUs' worth of time a worker and every process it starts may use at once (a "
+        "cgroup's CPU quota, where the grader can make cgroups).")
+    worker_tasks: int = _limit(
+        64, "Processes and threads a worker and its children may have at once (the cgroup's "
+        "pids.max; RLIMIT_NPROC of the worker's own user in the fallback).")
 
     def __post_init__(self) -> None:
         for spec in fields(self):
@@ -84,3 +85,25 @@ class Limits:
         if unknown:
             raise ValueError(f"unknown limits: {', '.join(sorted(unknown))}")
         return cls(**data)
+
+
+@dataclass(frozen=True)
+class Caps:
+    """How much of what the student's process sends the trusted side keeps and shows: the one
+    declaration of each cap (fixed for the course; the output caps bound what a TA's pages and
+    a student's feedback hold)."""
+
+    output_chars: int = 20_000  # the student's stdout / stderr kept per cell or call
+    notebook_output_chars: int = 200_000  # the student's output shown in one notebook, in all
+    error_headline_chars: int = 200  # of an error's message, shown even past that budget
+    feedback_output_chars: int = 4_000  # of one text output, in the feedback page
+    request_header_bytes: int = 16 << 20  # a request (the cells of every notebook travel in one)
+    reply_header_bytes: int = 4 << 20  # a worker's reply header (an honest one is far smaller)
+    notebook_bytes: int = 32 << 20  # a submitted notebook file: a larger one is not read
+    recorded_ops: int = 512  # operator names one call or backward reports
+    op_name_chars: int = 200  # the longest operator name kept
+    scanned_chars: int = 1_000_000  # of a notebook's answer cells, read by the trusted scan
+    scan_seconds: float = 10.0  # the trusted scan of one notebook (charged to its time cap)
+
+
+CAPS = Caps()

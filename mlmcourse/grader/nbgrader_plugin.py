@@ -1,15 +1,15 @@
-"""The grading engine where nbgrader expects an executor: `EngineExecute`.
+"""The grading engine where nbgrader expects it: `EngineExecute` and `SaveVerdict`.
 
 nbgrader's `autograde` (the command and the formgrader's "Autograde" button alike) sanitizes a
-submitted notebook, then runs `Autograde.autograde_preprocessors` on it: `Execute` runs the
-notebook, student code included, in the grader's own kernel, and `SaveAutoGrades` scores every
-graded cell by nbgrader's rule (an error or any stderr fails the cell). nbgrader_config.py puts
-`EngineExecute` in `Execute`'s place. It grades the notebook with
-`mlmcourse.grader.engine.grade_submission` (student code in the sandboxed worker, the hidden tests
-in a trusted kernel) and hands on the engine's graded notebook, so that everything after it
-(`IgnorePattern`, `LimitOutput`, `SaveAutoGrades`, late penalties, `CheckCellMetadata`) works as
-nbgrader has it and records the scores the engine decided: the same as `make grade`
-(`mlmcourse.grader.coordinator`) gives.
+submitted notebook, then runs `Autograde.autograde_preprocessors` on it: nbgrader's `Execute`
+runs the notebook, student code included, in the grader's own kernel, and `SaveAutoGrades`
+scores every graded cell by nbgrader's rule (an error or any stderr fails the cell).
+nbgrader_config.py puts `EngineExecute` in `Execute`'s place and `SaveVerdict` in
+`SaveAutoGrades`'s: the first grades the notebook with `mlmcourse.grader.engine.grade_submission`
+(student code in the sandboxed worker, the hidden tests in a trusted kernel) and hands on the
+engine's autograded notebook with its `Verdict`; the second writes that verdict through the
+course's one gradebook writer (`grader.gradebook`), as `make grade` does, and applies the late
+policy. No output is forged and no checksum rewritten for nbgrader to read a score back.
 
 What the engine reads: the course root and the student's submitted folder (its sibling notebooks
 too: notebook 04 imports the student's earlier answers), both from nbgrader's own
@@ -34,47 +34,27 @@ from nbconvert.exporters import NotebookExporter
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
-from nbgrader.utils import compute_checksum, determine_grade
-from traitlets import Float, Integer
 
 from mlmcourse.course import nbio
-from mlmcourse.course.cells import grade_id, is_graded, is_solution
+from mlmcourse.course.cells import grade_id
 from mlmcourse.course.headings import check_headings
 from mlmcourse.course.layout import ASSIGNMENT
 
 from .config import grading_settings
 from .coordinator import as_recorded, portable_bytes
 from .dialog import quiet_capture, quiet_dialog, summary_line
-from .engine import grade_submission
-from .limits import Limits
+from .engine import autograded_path, grade_submission
+from .gradebook import apply_late_policy, record_verdict
 from .rebuild import repeated_note, student_cells, trusted_notebooks
-from .results import NotebookResult, TestResult, record_verdict, stderr_as_note, unanswered
+from .verdict import Status, Verdict, verdict_of
 
-_DEFAULTS = Limits()
+LOG_FILE = "mlmcourse_log_file"  # where EngineExecute tells SaveVerdict the full log went
 
 
 class EngineExecute(NbGraderPreprocessor):
-    """Grade one submitted notebook with the course's sandboxed engine (replaces `Execute`).
-
-    Its limits are the course's `c.Grading` settings. The traits below are their older spelling,
-    `c.EngineExecute.<limit>`, kept so that a configuration or command line that uses it still
-    holds (on every path: `grading_settings` reads it); `c.Grading` wins where both are set."""
-
-    cell_timeout_s = Float(_DEFAULTS.cell_timeout_s,
-                           help="Seconds one cell of the trusted kernel may run.").tag(config=True)
-    memory_bytes = Integer(_DEFAULTS.memory_bytes,
-                           help="Memory the student's code may allocate.").tag(config=True)
-    cpu_seconds = Integer(_DEFAULTS.cpu_seconds,
-                          help="CPU seconds of one worker process.").tag(config=True)
-    call_timeout_s = Float(_DEFAULTS.call_timeout_s,
-                           help="Seconds one call of student code may run.").tag(config=True)
-    student_time_s = Float(_DEFAULTS.student_time_s,
-                           help="Seconds of student code in one notebook.").tag(config=True)
-
-    def limits(self) -> Limits:
-        """The course's limits (`c.Grading`, or the older `c.EngineExecute`) as this run's
-        configuration (nbgrader_config.py and the command line) sets them."""
-        return grading_settings(self.config).limits()
+    """Grade one submitted notebook with the course's sandboxed engine (replaces `Execute`):
+    the notebook handed on is the engine's autograded one, its `Verdict` in its metadata. The
+    limits and the sandbox mode are the course's `c.Grading` settings."""
 
     def preprocess(self, nb: nbformat.NotebookNode, resources: dict
                    ) -> tuple[nbformat.NotebookNode, dict]:
@@ -91,29 +71,17 @@ class EngineExecute(NbGraderPreprocessor):
                                                 assignment))
         with tempfile.TemporaryDirectory(prefix="mlm-autograde-") as scratch, \
                 quiet_dialog(self.log, root, student) as log_file:
-            results = grade_submission(root, student, submission, Path(scratch),
-                                       settings.limits(), notebooks=[name])
-            if len(results) != 1:
+            verdicts = grade_submission(root, student, submission, Path(scratch),
+                                        settings.limits(), notebooks=[name])
+            if len(verdicts) != 1:
                 raise ValueError(f"{name}.ipynb is not a notebook of the series in {root}")
-            [result] = results
-            graded = graded_notebook(result, root, Path(scratch))
-        if result.status == "error":
+            [verdict] = verdicts
+            graded = graded_notebook(verdict, root, Path(scratch), student)
+        if verdict.status is Status.ERROR:
             # The grader's failure, not the student's: nbgrader reports this notebook as failed
             # and keeps its earlier grades, instead of recording a zero.
-            raise RuntimeError(f"grading {student}/{name} failed: {result.detail}")
-        for incident in result.incidents:
-            if incident.get("kind") == "tamper":
-                self.log.warning("%s/%s reached into the grader (%s): the checks that rest on "
-                                 "the worker's claims earn nothing", student, name,
-                                 incident.get("detail"))
-        titles = {gid: heading.title for gid, heading in check_headings(graded).items()}
-        scores_as_nbgrader_reads_them(graded, result)
-        with Gradebook(info["db_url"]) as gradebook:
-            gradebook_checksums(graded, gradebook, name, assignment)
-            late = seconds_late(gradebook, assignment, student)
-        self.log.info(summary_line(result, titles, str(log_file.relative_to(root)), late))
-        source = nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb")
-        answer_checksums(graded, unanswered(graded, source))
+            raise RuntimeError(f"grading {student}/{name} failed: {verdict.detail}")
+        resources[LOG_FILE] = str(log_file.relative_to(root))
         return graded, resources
 
     def course_directory(self) -> CourseDirectory:
@@ -128,6 +96,32 @@ class EngineExecute(NbGraderPreprocessor):
         return CourseDirectory(config=self.config)
 
 
+class SaveVerdict(NbGraderPreprocessor):
+    """nbgrader's `SaveAutoGrades` for the course: the engine's verdict into the gradebook through
+    the course's one writer (`grader.gradebook`, the one `make grade` calls), then the course's
+    late policy. Nothing is read from the cells' outputs."""
+
+    def preprocess(self, nb: nbformat.NotebookNode, resources: dict
+                   ) -> tuple[nbformat.NotebookNode, dict]:
+        info = resources["nbgrader"]
+        student = info["student"]
+        verdict = verdict_of(nb)
+        if verdict is None:
+            raise RuntimeError(f"{student}/{info['notebook']}: no verdict to save (SaveVerdict "
+                               "must follow EngineExecute)")
+        with Gradebook(info["db_url"]) as gradebook:
+            record_verdict(gradebook, student, verdict)
+            apply_late_policy(gradebook, self.config, info["db_url"], student, verdict)
+            late = seconds_late(gradebook, ASSIGNMENT, student)
+        verdict.attach(nb)
+        titles = {gid: heading.title for gid, heading in check_headings(nb).items()}
+        self.log.info(summary_line(verdict, titles, resources.get(LOG_FILE, ""), late))
+        for incident in verdict.needs_a_look():
+            self.log.warning("%s/%s needs a look: %s: %s", student, verdict.notebook,
+                             incident.kind.what, incident.detail)
+        return nb, resources
+
+
 def seconds_late(gradebook, assignment: str, student: str) -> float:
     """How late the gradebook says the submission is (0: on time, no due date, not recorded)."""
     try:
@@ -136,78 +130,18 @@ def seconds_late(gradebook, assignment: str, student: str) -> float:
         return 0.0
 
 
-def graded_notebook(result: NotebookResult, root: Path, scratch: Path) -> nbformat.NotebookNode:
-    """The notebook the engine graded, as `make grade` writes it (the scratch folder named by
-    one fixed name, streams merged, library paths short); when the engine could not read the
-    submission, the source notebook with the release's stubs, every test unrun."""
-    path = result.autograded_path
-    if path is None or not Path(path).is_file():
-        source = nbio.read(root / "source" / ASSIGNMENT / f"{result.notebook}.ipynb")
-        graded, _ = trusted_notebooks(source, None)
-        record_verdict(graded, result)
-        return graded
-    graded = as_recorded(portable_bytes(Path(path), scratch))
+def graded_notebook(verdict: Verdict, root: Path, scratch: Path,
+                    student: str) -> nbformat.NotebookNode:
+    """The notebook the engine graded, as `make grade` records it (the scratch folder named by
+    one fixed name, streams merged, library paths short); when the engine wrote none, the
+    source notebook with the release's stubs, unrun, carrying the verdict."""
+    path = autograded_path(scratch / student, student, verdict.notebook)
+    if path.is_file():
+        return as_recorded(portable_bytes(path, scratch))
+    source = nbio.read(root / "source" / ASSIGNMENT / f"{verdict.notebook}.ipynb")
+    graded, _ = trusted_notebooks(source, None)
+    verdict.attach(graded)
     return graded
-
-
-def scores_as_nbgrader_reads_them(nb: nbformat.NotebookNode, result: NotebookResult) -> None:
-    """Make nbgrader's own rule (`determine_grade`, which SaveAutoGrades applies) read the
-    engine's verdict in every graded cell: a failed test shows an error (a test that never ran
-    has no output at all), a passed one neither stderr nor a number nbgrader would take for
-    partial credit."""
-    tests = {test.grade_id: test for test in result.tests}
-    for cell in nb.cells:
-        if not is_graded(cell) or is_solution(cell) or cell.cell_type != "code":
-            continue
-        test = tests.get(grade_id(cell))
-        if test is None:
-            raise RuntimeError(f"the engine did not grade the cell {grade_id(cell)!r}")
-        if test.passed:
-            stderr_as_note(cell)
-            for output in cell.outputs:
-                if output.get("output_type") == "execute_result":
-                    output.output_type = "display_data"
-                    output.pop("execution_count", None)
-        elif determine_grade(cell)[0] != 0:
-            cell.outputs.append(failure_output(test))
-        if determine_grade(cell)[0] != test.points:
-            raise RuntimeError(f"nbgrader would score {grade_id(cell)!r} otherwise than the "
-                               f"engine ({test.points:g} points)")
-
-
-def failure_output(test: TestResult) -> nbformat.NotebookNode:
-    message = test.message or "this test failed"
-    return nbformat.v4.new_output("error", ename="GradingError", evalue=message,
-                                  traceback=[f"GradingError: {message}"])
-
-
-def answer_checksums(nb: nbformat.NotebookNode, left: set[str]) -> None:
-    """Each answer cell's checksum as nbgrader's SaveAutoGrades must read it to say what
-    `results.unanswered` decided (the one rule): "No response." exactly for the cells in `left`
-    (SaveAutoGrades compares the stored checksum with the cell's own)."""
-    for cell in nb.cells:
-        if not is_solution(cell):
-            continue
-        own = compute_checksum(cell)
-        if grade_id(cell) in left:
-            cell.metadata.nbgrader["checksum"] = own
-        elif cell.metadata.nbgrader.get("checksum") == own:
-            cell.metadata.nbgrader["checksum"] = "answered"
-
-
-def gradebook_checksums(nb: nbformat.NotebookNode, gradebook: Gradebook, notebook: str,
-                        assignment: str) -> None:
-    """Each cell's checksum from the gradebook, as nbgrader's OverwriteCells sets it: an
-    answer cell left as released then reads "No response." (SaveAutoGrades compares them)."""
-    for cell in nb.cells:
-        gid = grade_id(cell)
-        if not gid:
-            continue
-        try:
-            source = gradebook.find_source_cell(gid, notebook, assignment)
-        except MissingEntry:
-            continue
-        cell.metadata.nbgrader["checksum"] = source.checksum
 
 
 # ---- resolving a submission as the engine does --------------------------------------------------

@@ -27,7 +27,7 @@ import traceback
 from typing import Any
 
 from .framing import ChannelClosed, recv_msg, send_msg
-from .hygiene import OUTPUT_CAP
+from .limits import CAPS
 
 __all__ = ["REPLIES", "ChannelClosed", "check_reply", "error_info", "recv_msg", "send_msg"]
 
@@ -90,13 +90,13 @@ def error_info(err: BaseException, hide: tuple[str, ...]) -> dict:
     frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename not in hide]
     lines = traceback.format_list(frames[-12:])
     # Cut before the scrub: it only shortens paths (12 frames of paths under PATH_MAX lose less
-    # than 3 * OUTPUT_CAP), so the last OUTPUT_CAP characters come out as they did uncut.
-    text = relative_paths("".join(lines)[-4 * OUTPUT_CAP:])
+    # than 3 * the output cap), so the last cap's worth of characters come out as they did uncut.
+    text = relative_paths("".join(lines)[-4 * CAPS.output_chars:])
     return {
         "mro": [[c.__module__, c.__qualname__] for c in type(err).__mro__][:32],
         "name": type(err).__name__,
-        "message": message[:OUTPUT_CAP],
-        "traceback": text[-OUTPUT_CAP:],
+        "message": message[:CAPS.output_chars],
+        "traceback": text[-CAPS.output_chars:],
     }
 
 

@@ -31,8 +31,7 @@ from mlmcourse.course.cells import (
     release_stub,
     source_text,
 )
-
-MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
+from mlmcourse.grader.limits import CAPS
 
 # ---------------------------------------------------------------------------------------------
 # Reading the submission (never writing it).
@@ -44,11 +43,11 @@ def read_submitted_notebook(path: Path) -> nbformat.NotebookNode | None:
         info = path.lstat()
     except OSError:
         return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_NOTEBOOK_BYTES:
+    if not stat.S_ISREG(info.st_mode) or info.st_size > CAPS.notebook_bytes:
         return None
     try:
         with open(path, "rb") as handle:
-            data = handle.read(MAX_NOTEBOOK_BYTES + 1)
+            data = handle.read(CAPS.notebook_bytes + 1)
         return nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception:  # noqa: BLE001  (a broken file counts as not submitted)
         return None
@@ -71,7 +70,7 @@ def copy_submission(submission_dir: Path, destination: Path,
             info = path.lstat()
         except OSError:
             continue
-        if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_NOTEBOOK_BYTES:
+        if stat.S_ISREG(info.st_mode) and info.st_size <= CAPS.notebook_bytes:
             shutil.copyfile(path, destination / path.name, follow_symlinks=False)
             copied.append(path.name)
     return copied

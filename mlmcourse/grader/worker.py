@@ -32,7 +32,8 @@ from mlmcourse.course.cells import run_cell
 
 from . import protocol
 from .codec import flatten, pack_tree, unflatten, unpack_request
-from .hygiene import OUTPUT_CAP, TRUNCATED
+from .hygiene import TRUNCATED
+from .limits import CAPS
 from .protocol import ChannelClosed, error_info, recv_msg, send_msg
 
 # What the worker asks of tensors, autograd and the random generator to say what a call did,
@@ -54,6 +55,7 @@ _GLOBAL_GENERATOR = torch.default_generator
 _EQUAL = torch.equal
 _SET_GRAD_ENABLED = torch.set_grad_enabled
 _SET_DEFAULT_DTYPE = torch.set_default_dtype
+_NO_SUBCLASS_FUNCTIONS = torch._C.DisableTorchFunctionSubclass
 
 
 def _storage_key(tensor) -> tuple | None:
@@ -81,11 +83,6 @@ def _layout(tensor) -> tuple:
 # Frames of these files are the grader's, not the student's: left out of tracebacks.
 _GRADER_FILES = (__file__, cells.__file__)
 
-# The most distinct operator names one call reports (a loss dispatches a few dozen); the
-# trusted side caps the list again (client.MAX_REMOTE_OPS).
-MAX_RECORDED_OPS = 512
-
-
 class _OpRecorder(_DispatchMode):
     """Notes the aten operators dispatched while it is active (defined before any student code
     runs: a later change to the module's name changes nothing here)."""
@@ -95,7 +92,7 @@ class _OpRecorder(_DispatchMode):
         self.names = names
 
     def __torch_dispatch__(self, op, types, args=(), kwargs=None):
-        if len(self.names) < MAX_RECORDED_OPS:
+        if len(self.names) < CAPS.recorded_ops:  # the trusted side caps the list again
             self.names.setdefault(_op_name(op))
         return op(*args, **(kwargs or {}))
 
@@ -137,14 +134,15 @@ def _capture():
 
 
 class _CappedIO(io.StringIO):
-    """Keeps the first OUTPUT_CAP characters written, then TRUNCATED once."""
+    """Keeps the first `CAPS.output_chars` characters written, then TRUNCATED once."""
 
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        if self.tell() < OUTPUT_CAP:
-            super().write(text[: OUTPUT_CAP - self.tell()])
-            if self.tell() >= OUTPUT_CAP:
+        cap = CAPS.output_chars
+        if self.tell() < cap:
+            super().write(text[: cap - self.tell()])
+            if self.tell() >= cap:
                 super().write(TRUNCATED)
         return len(text)
 
@@ -273,7 +271,12 @@ class _Worker:
             _GLOBAL_GENERATOR.set_state(payload["rng"])
         rng_before = _GLOBAL_GENERATOR.get_state()
         _SET_DEFAULT_DTYPE(getattr(torch, header["dtype"].replace("torch.", "")))
-        result, error = None, None
+        error, blob = None, b""
+        reply: dict[str, Any] = {}
+        back: dict[str, Any] = {}
+        # The result is looked at and packed while the operators are still recorded, with
+        # `__torch_function__` overrides off: a Tensor subclass (or a container) of the student's
+        # that does its work when the result is converted is seen doing it.
         with _capture() as (out, err), _recording_ops(bool(header.get("record_ops"))) as ops:
             try:
                 function = self.target(header["target"])
@@ -281,40 +284,49 @@ class _Worker:
                     result = function(*args, **kwargs)
             except BaseException as exc:  # noqa: BLE001
                 error = error_info(exc, _GRADER_FILES)
-        reply = {"stdout": out.text(), "stderr": err.text()}
+            with _NO_SUBCLASS_FUNCTIONS():
+                self.effects(inputs, layouts, leaves, rng_before, back)
+                if error is None:
+                    try:
+                        self.pack_result(result, self.storages(inputs, layouts), leaves, reply,
+                                         back, bool(header["grad_enabled"]))
+                        blob = pack_tree(back)
+                    except BaseException as exc:  # noqa: BLE001
+                        error = error_info(exc, _GRADER_FILES)
+                        for key in ("spec", "aliases", "diff", "grad_leaf", "handle"):
+                            reply.pop(key, None)
+                        back.pop("outputs", None)
+                if error is not None:
+                    reply.update(op=protocol.ERROR, error=error)
+                    blob = pack_tree(back)
+        reply.update(stdout=out.text(), stderr=err.text())
         if header.get("record_ops"):
             reply["ops"] = list(ops)
-        back: dict[str, Any] = {}
+        self.reply(reply, blob)
+
+    @staticmethod
+    def effects(inputs: dict, layouts: dict, leaves: list, rng_before, back: dict) -> None:
+        """What the call did besides its result: the global random state it left, the inputs it
+        pointed elsewhere (set_, resize_, an in-place transpose: the caller's tensor is to
+        become what the code left it as), how far each Generator argument advanced."""
         rng_after = _GLOBAL_GENERATOR.get_state()
         if not _EQUAL(rng_after, rng_before):  # the code drew from the global generator
             back["rng"] = rng_after
-        # An input the code pointed elsewhere (set_, resize_, an in-place transpose): the
-        # caller's tensor is to become what the code left it as.
         rebound = {i: t for i, t in inputs.items() if _layout(t) != layouts[i]}
         back["rebound"] = {i: t.detach().clone() for i, t in rebound.items()}
-        # Outputs are views of an input when they share its storage, before or after the call.
-        storages = {}
+        back["generators"] = {i: g.get_state() for i, g in enumerate(leaves)
+                              if isinstance(g, torch.Generator)}
+
+    @staticmethod
+    def storages(inputs: dict, layouts: dict) -> dict:
+        """Each input's storage (before or after the call) -> its index: an output that shares
+        one is a view of that input."""
+        found: dict = {}
         for i, t in inputs.items():
             for key in (layouts[i][0] if layouts[i] else None, _storage_key(t)):
                 if key is not None:
-                    storages.setdefault(key, i)
-        back["generators"] = {i: g.get_state() for i, g in enumerate(leaves)
-                              if isinstance(g, torch.Generator)}
-        if error is not None:
-            reply.update(op=protocol.ERROR, error=error)
-            self.reply(reply, pack_tree(back))
-            return
-        try:
-            self.pack_result(result, storages, leaves, reply, back, bool(header["grad_enabled"]))
-            blob = pack_tree(back)
-        except BaseException as exc:  # noqa: BLE001
-            reply.update(op=protocol.ERROR, error=error_info(exc, _GRADER_FILES))
-            for key in ("spec", "aliases", "diff", "grad_leaf", "handle"):
-                reply.pop(key, None)
-            back.pop("outputs", None)
-            self.reply(reply, pack_tree(back))
-            return
-        self.reply(reply, blob)
+                    found.setdefault(key, i)
+        return found
 
     def pack_result(self, result, storages, in_leaves, reply, back, grad_enabled) -> None:
         out_leaves: list = []
@@ -365,14 +377,16 @@ class _Worker:
             return
         outputs, inputs = handle
         grads = unpack_request(blob)["grads"]
+        error, packed = None, b""
         with _capture() as (out, err), _recording_ops(bool(header.get("record_ops"))) as ops:
             try:
                 got = _AUTOGRAD_GRAD(outputs, inputs, grads, allow_unused=True,
                                      retain_graph=True) if inputs else ()
-                result = [None if g is None else g.detach() for g in got]
-                error = None
+                with _NO_SUBCLASS_FUNCTIONS():  # packed while recorded, as a call's result
+                    packed = pack_tree({"grads": [None if g is None else g.detach()
+                                                  for g in got]})
             except BaseException as exc:  # noqa: BLE001
-                error, result = error_info(exc, _GRADER_FILES), None
+                error = error_info(exc, _GRADER_FILES)
         reply = {"stdout": out.text(), "stderr": err.text()}
         if header.get("record_ops"):
             reply["ops"] = list(ops)
@@ -381,7 +395,7 @@ class _Worker:
             self.reply(reply)
             return
         reply.update(op=protocol.GRADS)
-        self.reply(reply, pack_tree({"grads": result}))
+        self.reply(reply, packed)
 
 
 def warm_up() -> None:

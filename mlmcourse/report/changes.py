@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlmcourse.grader.verdict import Status
 from mlmcourse.report.collect import ClassData
 
 SNAPSHOT = "snapshot.json"
@@ -25,7 +26,8 @@ def snapshot(data: ClassData) -> dict:
             student.student: {
                 name: {"score": round(sub.score, 4),
                        "failed": sorted(t.grade_id for t in sub.tests if not t.passed)}
-                for name, sub in sorted(student.submissions.items()) if sub.status != "missing"
+                for name, sub in sorted(student.submissions.items())
+                if sub.status is not Status.MISSING
             }
             for student in sorted(data.students.values(), key=lambda s: s.student)
         },

@@ -1,10 +1,9 @@
 """The class as the grader left it, read back: one `Submission` per student and notebook.
 
-The verdict of each check is the engine's (`grader.results`): the one the autograded notebook
-carries in its metadata (`results.recorded_verdict`, written by `make grade` and by the
-formgrader's Autograde alike); a notebook graded before the engine recorded it is read with
-the same rule the engine applies (`results.cell_result`). Scores come from the gradebook when
-there is one (a TA's manual grades and the late penalty are there), else from the verdict.
+The verdict of each check is the engine's (`grader.verdict`): the one the autograded notebook
+carries in its metadata (written by `make grade` and by the formgrader's Autograde alike,
+through the one gradebook writer). Scores come from the gradebook when there is one (a TA's
+manual grades and the late penalty are there), else from the verdict.
 """
 
 from __future__ import annotations
@@ -28,12 +27,7 @@ from mlmcourse.course.cells import (
 )
 from mlmcourse.course.headings import CheckHeading, check_headings
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader.results import TestResult, cell_result, recorded_verdict
-
-# A notebook graded before the engine recorded its verdict: the errors by which the engine
-# marked an incident in a check's output (its own names, not a student's message).
-OLD_INCIDENTS = {"tamper": "ClaimNotTrusted", "timeout": "StudentCodeTimeout",
-                 "crash": "StudentCodeCrashed"}
+from mlmcourse.grader.verdict import Check, Incident, Kind, Status, verdict_of
 
 
 @dataclass
@@ -44,9 +38,9 @@ class Submission:
     notebook: str
     score: float
     max_score: float
-    status: str = "ok"  # the engine's: ok, crashed, timeout, missing, error
-    tests: list[TestResult] = field(default_factory=list)
-    incidents: list[dict] = field(default_factory=list)
+    status: Status = Status.OK
+    tests: list[Check] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)  # grade_id -> the answer cell's code
     manual: bool = False  # a TA's manual score is in the gradebook
 
@@ -60,7 +54,7 @@ class Student:
 
     @property
     def submitted(self) -> bool:
-        return any(s.status != "missing" for s in self.submissions.values())
+        return any(s.status is not Status.MISSING for s in self.submissions.values())
 
 
 @dataclass
@@ -113,20 +107,12 @@ def read_submission(path: Path, student: str, name: str) -> Submission:
     nb = read_notebook(path)
     answers = {grade_id(cell): source_text(cell.source) for cell in nb.cells
                if is_solution(cell) and cell.cell_type == "code"}
-    verdict = recorded_verdict(nb, name)
-    if verdict is not None:
-        return Submission(student, name, verdict.score, verdict.max_score, verdict.status,
-                          verdict.tests, verdict.incidents, answers)
-    tests = [cell_result(cell, points(cell)) for cell in nb.cells if is_graded(cell)
-             and not is_solution(cell)]
-    incidents = []
-    for kind, error in OLD_INCIDENTS.items():
-        hit = [test for test in tests if test.message.startswith(error)]
-        if hit:
-            incidents.append({"kind": kind, "detail": f"{', '.join(t.grade_id for t in hit)}: "
-                                                      f"{hit[0].message}"})
-    return Submission(student, name, sum(t.points for t in tests),
-                      sum(t.max_points for t in tests), "ok", tests, incidents, answers)
+    verdict = verdict_of(nb)
+    if verdict is None:
+        raise ValueError(f"{path}: the grader's verdict is not in it (graded by another "
+                         "grader?); grade it again")
+    return Submission(student, name, verdict.score, verdict.max_score, verdict.status,
+                      verdict.checks, verdict.incidents, answers)
 
 
 def read_autograded(root: Path, release: Release) -> dict[str, Student]:
@@ -152,10 +138,10 @@ def read_autograded(root: Path, release: Release) -> dict[str, Student]:
 def not_graded(root: Path, student: str, name: str, release: Release) -> Submission:
     """A notebook with no autograded copy: not handed in, or handed in and unreadable (the
     engine grades that as not handed in: an incident for the TA)."""
-    missing = Submission(student, name, 0.0, release.max_scores[name], "missing")
+    missing = Submission(student, name, 0.0, release.max_scores[name], Status.MISSING)
     if (root / "submitted" / student / ASSIGNMENT / f"{name}.ipynb").is_file():
-        missing.incidents.append({"kind": "unreadable", "detail": f"{name}.ipynb was handed "
-                                  "in but could not be read as a notebook"})
+        missing.incidents.append(Incident(Kind.UNREADABLE, f"{name}.ipynb was handed in but "
+                                          "not graded"))
     return missing
 
 
@@ -173,7 +159,7 @@ def apply_gradebook(config, students: dict[str, Student]) -> None:
             student.late_penalty = float(submission.late_submission_penalty or 0.0)
             for nb in submission.notebooks:
                 held = student.submissions.get(nb.name)
-                if held is None or held.status == "missing":
+                if held is None or held.status is Status.MISSING:
                     continue
                 penalty = float(nb.late_submission_penalty or 0.0)
                 held.score = max(0.0, float(nb.score) - penalty)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 
+from mlmcourse.grader.verdict import Status
 from mlmcourse.report.collect import ClassData
 
 PANEL = (2.9, 1.9)  # inches of one histogram: small multiples, one per notebook
@@ -32,7 +33,7 @@ def score_histograms(data: ClassData) -> list[tuple[str, str]]:
         if not data.release.max_scores[name]:
             continue
         scores = [s.submissions[name].score for s in data.students.values()
-                  if s.submissions.get(name) and s.submissions[name].status != "missing"]
+                  if s.submissions.get(name) and s.submissions[name].status is not Status.MISSING]
         series.append((name, scores, data.release.max_scores[name]))
     images = []
     for title, scores, out_of in series:

@@ -11,6 +11,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from mlmcourse.grader.verdict import Status
 from mlmcourse.report.collect import ClassData
 
 _SITE_START = re.compile(r"\s*\((?=cell |line )")  # "(cell masked_lm_loss, line 4: ...)"
@@ -76,7 +77,7 @@ def check_failures(data: ClassData) -> list[CheckFailures]:
     found = []
     for name in data.release.notebooks:
         graded = [s.submissions[name] for s in data.students.values()
-                  if name in s.submissions and s.submissions[name].status != "missing"]
+                  if name in s.submissions and s.submissions[name].status is not Status.MISSING]
         for gid, heading in data.release.headings[name].items():
             by_cause: dict[str, Group] = {}
             for submission in graded:

@@ -6,6 +6,7 @@ import csv
 from pathlib import Path
 
 from mlmcourse.grader.grading import late_text
+from mlmcourse.grader.verdict import Status
 
 
 def write_csv(path: Path, header: list[str], rows: list[list]) -> Path:
@@ -48,7 +49,7 @@ def write_tables(report, folder: Path) -> list[Path]:
 
 
 def _score(submission) -> str:
-    if submission is None or submission.status == "missing":
+    if submission is None or submission.status is Status.MISSING:
         return ""
     return f"{submission.score:g}"
 

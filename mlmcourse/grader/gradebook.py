@@ -1,0 +1,68 @@
+"""The one gradebook writer: a `Verdict` into nbgrader's gradebook.
+
+`make grade` (`grader.coordinator`) and nbgrader's own `autograde` (the command and the
+formgrader's Autograde button, through `nbgrader_plugin.SaveVerdict` in place of nbgrader's
+`SaveAutoGrades`) both write through `record_verdict`: each graded cell's `auto_score` is the
+verdict's points, each answer cell's comment is "No response." exactly where the verdict says
+so, and a check whose points rest on what the student's process reported is marked for a
+manual look when the answers do something the grader cannot check (the formgrader then lists
+the submission as needing grading). The late penalty is nbgrader's own `AssignLatePenalties`
+with the course's policy, applied here on both paths and kept in the verdict.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from mlmcourse.course.layout import ASSIGNMENT
+
+from .verdict import NO_RESPONSE, Verdict
+
+
+def record_student(gradebook, student: str, timestamp=None) -> None:
+    """The student and their submission in the gradebook (nbgrader's `autograde` does this
+    itself before it grades; `make grade` calls it)."""
+    known = gradebook.update_or_create_student(student)
+    if known.first_name is None and known.last_name in (None, student):
+        # The formgrader lists students as "last, first" and writes a missing name as "None".
+        # A student not in the roster (`nbgrader db student import`) shows as "<id>, ".
+        gradebook.update_or_create_student(student, last_name=student, first_name="")
+    extra = {"timestamp": timestamp} if timestamp else {}
+    with warnings.catch_warnings():
+        # nbgrader 0.9's add_submission under SQLAlchemy 2 warns "... not in session, add
+        # operation along ... will not proceed" for every new submission: noise, not an error.
+        warnings.filterwarnings("ignore", message=".*not in session.*")
+        gradebook.update_or_create_submission(ASSIGNMENT, student, **extra)
+
+
+def record_verdict(gradebook, student: str, verdict: Verdict) -> None:
+    """Write one notebook's verdict: scores, "No response." and the marks for a look."""
+    submitted = gradebook.find_submission_notebook(verdict.notebook, ASSIGNMENT, student)
+    checks = {check.grade_id: check for check in verdict.checks}
+    to_look_at = {check.grade_id for check in verdict.at_stake()}
+    for grade in submitted.grades:
+        check = checks.get(grade.name)
+        grade.auto_score = float(check.points) if check is not None else 0.0
+        # as nbgrader's SaveAutoGrades: a TA's manual score keeps the cell up for review
+        grade.needs_manual_grade = grade.manual_score is not None or grade.name in to_look_at
+    for comment in submitted.comments:
+        comment.auto_comment = NO_RESPONSE if comment.name in verdict.unanswered else None
+    gradebook.db.commit()
+
+
+def apply_late_policy(gradebook, nbgrader_config, db_url: str, student: str,
+                      verdict: Verdict) -> None:
+    """The course's late policy (nbgrader_config.py's `c.LateSubmissionPlugin.penalty_method`,
+    `c.AssignLatePenalties.plugin_class`) on one graded notebook, by nbgrader's own
+    `AssignLatePenalties`, which opens the gradebook itself: call it after `record_verdict`
+    committed. The penalty goes into the gradebook and into `verdict.late_penalty` (read back
+    through `gradebook`, refreshed first)."""
+    from nbformat import v4
+    from nbgrader.preprocessors import AssignLatePenalties
+
+    resources = {"nbgrader": {"notebook": verdict.notebook, "assignment": ASSIGNMENT,
+                              "student": student, "db_url": db_url}}
+    AssignLatePenalties(config=nbgrader_config).preprocess(v4.new_notebook(), resources)
+    gradebook.db.expire_all()
+    held = gradebook.find_submission_notebook(verdict.notebook, ASSIGNMENT, student)
+    verdict.late_penalty = float(held.late_submission_penalty or 0.0)
