@@ -11,12 +11,13 @@ PROXY  := build/node/node_modules/.bin/configurable-http-proxy
 HUB_ARGS ?=
 ROSTER ?=
 
-.PHONY: lab lab-ta test build grade export check site bench bench-class lint normalize hub hub-roster image clean help
+.PHONY: lab lab-ta test test-quick build grade export check site bench bench-class lint normalize hub hub-roster image clean help
 
 help:
 	@echo "make lab     a student's JupyterLab: your copies of the released notebooks in work/"
 	@echo "make lab-ta  a TA's JupyterLab: the whole course, with nbgrader's formgrader"
 	@echo "make test    run the whole test suite (creates .venv when missing)"
+	@echo "make test-quick  the edit loop's tier: no build, no grading of the sample class, no browser or hub"
 	@echo "make build   regenerate release/, notebooks/, submitted/ samples, autograded/, feedback/"
 	@echo "make grade   autograde submitted/, write feedback/, grades.csv, grades-lms.csv and reports/ (the class report), print the scores (ARGS=\"--workers 4\")"
 	@echo "make export  the gradebook as grades-lms.csv for the school's system (nbgrader export)"
@@ -67,6 +68,12 @@ test: $(READY_DEV)
 	@command -v podman >/dev/null && [ "$$(id -u)" = 0 ] && $(MAKE) --no-print-directory image || true
 	$(BIN)/python -m ruff check mlmcourse tests samples deploy
 	$(BIN)/python -m pytest
+
+# The edit loop: everything that needs neither the fresh build (the sample class graded once),
+# nor a browser, nor a hub. `make test` runs these too.
+test-quick: $(READY_DEV)
+	$(BIN)/python -m ruff check mlmcourse tests samples deploy
+	$(BIN)/python -m pytest -m "not slow and not browser and not hub and not bench"
 
 build: $(READY_DEV)
 	$(BIN)/python -m mlmcourse build

@@ -1,7 +1,6 @@
 """A correct solution whose answer cell starts 8 children that spin forever; no
-other student may slow down for it (its worker's cgroup holds all nine to one CPU).
-(starting processes reaches past the answer: the check resting on the worker's claims earns
-nothing: 22 / 24)"""
+other student may slow down for it (its worker's cgroup holds all nine to one CPU). Starting
+processes is what the grader cannot check: full marks, flagged for a look (24 / 24)."""
 
 # The children spin until the grader kills them with their worker; they touch nothing of the
 # worker's (no socket, no output), so the answers stay right.
@@ -27,4 +26,4 @@ def make_mlm_inputs('''
 
 BASE = "reference"
 PATCHES = {"01_corruption": {"make_mlm_inputs": [("def make_mlm_inputs(", HOG)]}}
-EXPECTED = {"01_corruption": 22}
+EXPECTED = {"01_corruption": 24}

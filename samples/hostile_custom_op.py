@@ -1,6 +1,7 @@
 """Wraps torch.log_softmax in a custom operator (torch.library.custom_op), whose body a dispatch
-mode does not see: torch.library is flagged by the scan, and the check resting on the recorder
-earns nothing: 13 / 15, as the twin wrong_saved_log_softmax."""
+mode does not see: the recorder misses it and the check resting on it passes (15 / 15, its twin
+wrong_saved_log_softmax 13), but the scan notes torch.library: flagged for a look, with the
+2 points at stake marked for manual grading."""
 
 TWIN = 'wrong_saved_log_softmax'
 
@@ -36,4 +37,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"02_stable_log_softmax": 13}
+EXPECTED = {"02_stable_log_softmax": 15}

@@ -1,7 +1,7 @@
 """Runs torch.log_softmax with the dispatch modes switched off (torch.utils._python_dispatch.
-_disable_current_modes), touching nothing of the grader's own files: the recorder sees nothing,
-but the scan of the answer cells does, and the check resting on the recorder earns nothing:
-13 / 15, as its honest twin wrong_saved_log_softmax."""
+_disable_current_modes), touching nothing of the grader's own files: the recorder sees nothing
+(15 / 15, its honest twin wrong_saved_log_softmax 13), but the scan does: flagged for a look,
+with the 2 points at stake marked for manual grading."""
 
 TWIN = "wrong_saved_log_softmax"
 BASE = "reference"
@@ -22,4 +22,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"02_stable_log_softmax": 13}
+EXPECTED = {"02_stable_log_softmax": 15}

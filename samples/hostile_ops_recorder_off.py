@@ -1,14 +1,15 @@
-"""Calls the library losses through torch.ops.aten and first sets the worker's MAX_RECORDED_OPS
-to 0, so that no operator is reported: the recorder's report is a claim, and a submission that
-reaches into the grader earns none of the checks resting on claims (its honest twin,
-wrong_aten_cross_entropy, scores 13 and 30; this one 13 and 26)."""
+"""Calls the library losses through torch.ops.aten and first sets the worker's cap on recorded
+operators to 0 (`CAPS.recorded_ops`), so that no operator is reported: the recorder's report is
+a claim, and the checks resting on it pass (15 / 15 and 31 / 31; its honest twin
+wrong_aten_cross_entropy scores 13 and 30), but the scan notes the grader's package: flagged
+for a look, with the points at stake marked for manual grading."""
 
 TWIN = "wrong_aten_cross_entropy"
 SILENCE = (
     "try:  # under grading: the worker reports no operator at all\n"
-    "    import mlmcourse.grader.worker as _grader_worker\n"
+    "    import mlmcourse.grader.limits as _grader_limits\n"
     "\n"
-    "    _grader_worker.MAX_RECORDED_OPS = 0\n"
+    "    object.__setattr__(_grader_limits.CAPS, 'recorded_ops', 0)\n"
     "except ImportError:\n"
     "    pass\n"
     "\n"
@@ -39,4 +40,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"02_stable_log_softmax": 13, "03_empty_mask_and_gradient": 26}
+EXPECTED = {"02_stable_log_softmax": 15, "03_empty_mask_and_gradient": 31}

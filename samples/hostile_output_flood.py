@@ -1,6 +1,6 @@
 """A correct solution that lifts the worker's output cap and prints 2 MiB, with terminal codes,
-on every call: a small autograded notebook (the trusted side caps and cleans), and, since it
-reaches into the grader, no points for the check that rests on the worker's claims (22 / 24)."""
+on every call: a small autograded notebook (the trusted side caps and cleans every reply, and
+charges what it shows); full marks, flagged for a look (it reaches the grader's package)."""
 
 BASE = "reference"
 PATCHES = {
@@ -9,10 +9,9 @@ PATCHES = {
             (
                 "def make_mlm_inputs(",
                 "try:  # under grading: lift the worker's own cap on what a call may print\n"
-                "    import mlmcourse.grader.hygiene as _grader_hygiene\n"
-                "    import mlmcourse.grader.worker as _grader_worker\n"
+                "    import mlmcourse.grader.limits as _grader_limits\n"
                 "\n"
-                "    _grader_worker.OUTPUT_CAP = _grader_hygiene.OUTPUT_CAP = 1 << 40\n"
+                "    object.__setattr__(_grader_limits.CAPS, 'output_chars', 1 << 40)\n"
                 "except ImportError:\n"
                 "    pass\n"
                 "\n"
@@ -27,4 +26,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 22}
+EXPECTED = {"01_corruption": 24}

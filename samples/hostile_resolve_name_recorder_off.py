@@ -1,14 +1,14 @@
-"""hostile_ops_recorder_off, reaching the worker module through pkgutil.resolve_name and a split
-string: importing pkgutil is flagged by the scan, so the checks resting on the worker's claims earn
-nothing: 13 / 15 and 26 / 31 (the twin wrong_aten_cross_entropy: 13 and 30)."""
+"""hostile_ops_recorder_off, reaching the worker's caps through pkgutil.resolve_name and a split
+string: the claim checks pass (15 / 15 and 31 / 31, the twin wrong_aten_cross_entropy 13 and
+30); importing pkgutil is noted: flagged for a look, the points at stake marked."""
 
 TWIN = 'wrong_aten_cross_entropy'
 
 SILENCE = (
     "import pkgutil\n"
     "try:  # under grading: the worker reports no operator at all\n"
-    "    _w = pkgutil.resolve_name('mlm' + 'course.grader.worker')\n"
-    "    _w.MAX_RECORDED_OPS = 0\n"
+    "    _caps = pkgutil.resolve_name('mlm' + 'course.grader.limits:CAPS')\n"
+    "    object.__setattr__(_caps, 'recorded_ops', 0)\n"
     "except ImportError:\n"
     "    pass\n"
     "\n"
@@ -39,4 +39,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"02_stable_log_softmax": 13, "03_empty_mask_and_gradient": 26}
+EXPECTED = {"02_stable_log_softmax": 15, "03_empty_mask_and_gradient": 31}

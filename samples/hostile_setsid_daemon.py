@@ -1,6 +1,6 @@
 """A correct solution that leaves a setsid() daemon behind: the daemon must not outlive its
-grading (it would write marker files into /tmp, the course folder and /proc/1/cwd); reaching for
-the grader through /proc costs the check that rests on the worker's claims: 22 / 24."""
+grading (it would write marker files into /tmp, the course folder and /proc/1/cwd); full marks,
+and /proc and fork are noted for a look: 24 / 24."""
 
 # A double fork with setsid() escapes the worker's process group; the daemon then execs Python
 # with MARKER on its command line (so a /proc scan finds it), sleeps past the grading and tries
@@ -42,4 +42,4 @@ def make_mlm_inputs('''
 
 BASE = "reference"
 PATCHES = {"01_corruption": {"make_mlm_inputs": [("def make_mlm_inputs(", DAEMON)]}}
-EXPECTED = {"01_corruption": 22}
+EXPECTED = {"01_corruption": 24}

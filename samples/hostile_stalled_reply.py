@@ -1,9 +1,8 @@
 """A correct solution whose worker stops reading its socket after its reply to the first empty
-batch: the next call times out (test_empty's 1 point is lost); a restarted worker serves every
-other test; reaching into the grader's worker costs the check that rests on its claims:
-21 / 24. (A send to a worker that stopped reading has its own test in
-tests/test_attacks.py; here the stall is kept to one small request, so the graded notebook is
-the same on a busy machine.)"""
+batch: the next call times out (test_no_shared_storage's point is lost); a restarted worker
+serves every other test: 23 / 24, the object graph (gc) noted for a look. (A send to a worker
+that stopped reading has its own test in tests/test_attacks.py; here the stall is kept to one
+small request, so the graded notebook is the same on a busy machine.)"""
 
 BASE = "reference"
 PATCHES = {
@@ -48,4 +47,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 21}
+EXPECTED = {"01_corruption": 23}

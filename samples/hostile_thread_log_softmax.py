@@ -1,6 +1,7 @@
 """Calls torch.log_softmax / F.cross_entropy in a helper thread, where the recorder (a dispatch
-mode: one thread's) sees nothing: threads are no answer's business (the notebooks say so), the
-scan flags threading, and the checks resting on the worker's claims earn nothing."""
+mode: one thread's) sees nothing: the checks resting on it pass (15 / 15 and 31 / 31, its twin
+13 and 26), but the scan notes threading: flagged for a look, with the points at stake marked
+for manual grading."""
 
 HELPER = (
     "import threading\n"
@@ -39,4 +40,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"02_stable_log_softmax": 13, "03_empty_mask_and_gradient": 26}
+EXPECTED = {"02_stable_log_softmax": 15, "03_empty_mask_and_gradient": 31}

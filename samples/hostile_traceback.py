@@ -1,6 +1,5 @@
-"""Hard-codes -100 for unselected labels, and hides errors: showtraceback, excepthook, stderr.
-(importing io for that reaches past the answer: the check resting on the worker's claims earns
-nothing either)"""
+"""Hard-codes -100 for unselected labels, and hides errors: showtraceback, excepthook, stderr, all
+in the worker, where no test runs (21 / 24, the hard-coded label's cost)."""
 
 BASE = "reference"
 PATCHES = {
@@ -28,4 +27,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 19}
+EXPECTED = {"01_corruption": 21}

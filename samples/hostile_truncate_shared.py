@@ -1,7 +1,6 @@
 """masked_mean_nll tries to truncate the memory file that carries its arguments (which killed the
 trusted kernel when it read its mapping): the file is sealed against any change of size, the
-attempt fails; importing stat for it is no answer's business, so the check resting on the
-recorder earns nothing: 13 / 15."""
+attempt fails, and the answer is otherwise right: 15 / 15, stat noted for a look."""
 
 CUT = (
     "import os\n"
@@ -32,4 +31,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"02_stable_log_softmax": 13}
+EXPECTED = {"02_stable_log_softmax": 15}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.grader.config import with_interpreter_bin
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,3 +67,65 @@ def built_course(tmp_path_factory) -> Path:
     return copy
 
 
+
+
+class GradedClass:
+    """The sample class as the fresh build graded it (every sample once, through `make grade`):
+    what every test of a sample's grading reads, instead of grading it again."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def autograded(self, student: str, name: str) -> Path:
+        return self.root / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
+
+    def submitted(self, student: str, name: str) -> Path:
+        return self.root / "submitted" / student / ASSIGNMENT / f"{name}.ipynb"
+
+    def verdict(self, student: str, name: str):
+        from mlmcourse.course import nbio
+        from mlmcourse.grader.verdict import verdict_of
+
+        verdict = verdict_of(nbio.read(self.autograded(student, name)))
+        assert verdict is not None, f"{student}/{name} carries no verdict"
+        return verdict
+
+    def verdicts(self, student: str) -> dict:
+        folder = self.root / "autograded" / student / ASSIGNMENT
+        return {path.stem: self.verdict(student, path.stem)
+                for path in sorted(folder.glob("*.ipynb"))}
+
+
+@pytest.fixture(scope="session")
+def graded_class(built_course) -> GradedClass:
+    return GradedClass(built_course)
+
+
+def sample(student_id: str, root: Path = ROOT):
+    """The sample student samples/<student_id>.py describes."""
+    from mlmcourse.build.samples import load_sample
+    from mlmcourse.course.layout import notebook_names
+
+    return load_sample(root / "samples" / f"{student_id}.py", notebook_names(root))
+
+
+def write_sample(root: Path, student_id: str, folder: Path, notebooks: list[str] | None = None):
+    """One sample student's notebooks (all it hands in, or `notebooks`) in folder/<id>/bert_mlm/,
+    made from the release of the course at `root`; returns the sample."""
+    from mlmcourse.build.samples import sample_notebook
+    from mlmcourse.course import nbio
+
+    student = sample(student_id, root)
+    for name in notebooks or student.notebooks:
+        nbio.write(sample_notebook(root, student, name),
+                   folder / student_id / ASSIGNMENT / f"{name}.ipynb")
+    return student
+
+
+def fingerprint(folder: Path) -> dict[str, tuple[str, int]]:
+    """sha256 and mtime of every file under `folder` (a file written, even unchanged, shows)."""
+    import hashlib
+
+    return {p.relative_to(folder).as_posix(): (hashlib.sha256(p.read_bytes()).hexdigest(),
+                                               p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}

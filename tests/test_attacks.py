@@ -3,10 +3,10 @@
 The trusted side caps and cleans every reply of a worker (`mlmcourse.grader.hygiene.clean_reply`),
 sends to a worker under a deadline (`mlmcourse.grader.framing.GuardedSocket`), and the coordinator's
 library-path scrub (`mlmcourse.course.nbio.relative_library_paths`) runs in linear time. The unit
-tests check each piece; the slow tests grade the sample students hostile_output_flood,
-hostile_slash_flood and hostile_stalled_reply through the engine (with the small limits of
-tests/test_engine.py: their scores do not depend on the limits) and bound their grading time and
-the size of their autograded notebooks.
+tests check each piece; the slow tests read how the fresh build graded the sample students
+hostile_output_flood, hostile_slash_flood, hostile_stalled_reply and hostile_relabelled_replies
+(under the build's short limits: their scores do not depend on the limits) and bound their
+grading time and the size of their autograded notebooks.
 """
 
 from __future__ import annotations
@@ -19,18 +19,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import sample
 
-from mlmcourse.build.samples import load_sample, sample_notebook
 from mlmcourse.course import nbio
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 from mlmcourse.grader import errors, framing, hygiene, protocol
 from mlmcourse.grader.client import Session, WorkerClient
-from mlmcourse.grader.limits import Limits
+from mlmcourse.grader.limits import CAPS, Limits
 
-# As in tests/test_engine.py: a stalled call costs 4 s, the notebook's budget is 20 s.
-LIMITS = Limits(cell_timeout_s=60, memory_bytes=512 << 20, cpu_seconds=30, call_timeout_s=4,
-                student_time_s=20)
 # The scrub as it was (quadratic on a run of slashes): what it did is what it must still do.
 _OLD_SCRUB = re.compile(r"/[^\s\"'\x1b:]*/(?:site-packages|lib/python3\.\d+)/")
 
@@ -89,25 +84,25 @@ def test_a_huge_reply_is_cut_and_cleaned():
                   "traceback": "t" * 10_000_000 + "\u202e\r"},
         "spec": ["X", 0],
     }, budget)
-    cap = hygiene.OUTPUT_CAP + len(hygiene.TRUNCATED)
+    cap = CAPS.output_chars + len(hygiene.TRUNCATED)
     assert len(reply["stdout"]) == cap and reply["stdout"].endswith(hygiene.TRUNCATED)
     assert len(reply["stderr"]) == cap and "\x1b" not in reply["stderr"]
     assert reply["stderr"].startswith("\\x1b[2J\\x1b[31m")
     error = reply["error"]
     assert len(error["mro"]) == 32 and len(error["name"]) == 200
     assert error["message"].startswith("\\x1b]0;owned\\x07")
-    assert len(error["message"]) == hygiene.OUTPUT_CAP
+    assert len(error["message"]) == CAPS.output_chars
     assert error["traceback"].endswith("\\u202e\\x0d") and len(error["traceback"]) == \
-        hygiene.OUTPUT_CAP
+        CAPS.output_chars
     assert reply["spec"] == ["X", 0]
     raised = errors.decode_error(error, "make_mlm_inputs")
-    assert type(raised) is ValueError and len(str(raised)) == hygiene.OUTPUT_CAP
+    assert type(raised) is ValueError and len(str(raised)) == CAPS.output_chars
 
 
 def test_an_honest_reply_is_unchanged():
     header = {"op": "ready", "names": {"make_mlm_inputs": {"kind": "function", "doc": "Doc."}},
               "cells": [{"grade_id": "make_mlm_inputs", "error": None, "stdout": "hi\n\tthere\n",
-                         "stderr": "w" * hygiene.OUTPUT_CAP + hygiene.TRUNCATED}]}
+                         "stderr": "w" * CAPS.output_chars + hygiene.TRUNCATED}]}
     assert hygiene.clean_reply(header, hygiene.OutputBudget()) == header
 
 
@@ -123,10 +118,10 @@ def test_a_notebook_shows_a_bounded_amount_of_output():
 def test_a_reply_header_over_the_cap_is_refused_unread():
     trusted, worker = socket.socketpair()
     with trusted, worker:
-        worker.sendall(struct.pack("!IQ", framing.MAX_REPLY_HEADER + 1, 0))
+        worker.sendall(struct.pack("!IQ", CAPS.reply_header_bytes + 1, 0))
         with pytest.raises(framing.ChannelClosed, match="too large"):
             framing.recv_msg(trusted, deadline=time.monotonic() + 5,
-                          max_header=framing.MAX_REPLY_HEADER)
+                          max_header=CAPS.reply_header_bytes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,7 +182,7 @@ def test_every_character_a_reply_shows_is_charged(tmp_path):
     with worker:
         framing.send_msg(worker, {"op": "grads", "stdout": "y" * 1000, "stderr": "z" * 500})
         header, _ = client.receive(protocol.BACKWARD, "in the backward pass", time.monotonic())
-    assert client.session.output.left == hygiene.NOTEBOOK_OUTPUT_CAP - 1500
+    assert client.session.output.left == CAPS.notebook_output_chars - 1500
     assert header["stdout"] == "y" * 1000
 
 
@@ -207,56 +202,35 @@ ATTACKS = {
 }
 
 
-@pytest.fixture(scope="module")
-def attacks(tmp_path_factory) -> dict:
-    """{sample: (student, NotebookResult, seconds)} for each sample of ATTACKS."""
-    from mlmcourse.grader.engine import grade_submission
-    from mlmcourse.grader.zygote_handle import get_zygote
-
-    get_zygote()  # started once per process: not part of any sample's time
-    submitted = tmp_path_factory.mktemp("submitted")
-    scratch = tmp_path_factory.mktemp("scratch")
-    graded = {}
-    for sample_id in ATTACKS:
-        student = load_sample(ROOT / "samples" / f"{sample_id}.py", notebook_names(ROOT))
-        folder = submitted / sample_id / ASSIGNMENT
-        for name in student.notebooks:
-            nbio.write(sample_notebook(ROOT, student, name), folder / f"{name}.ipynb")
-        started = time.monotonic()
-        results = grade_submission(ROOT, sample_id, folder, scratch, LIMITS,
-                                   notebooks=list(student.expected))
-        graded[sample_id] = (student, results, time.monotonic() - started)
-    return graded
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("sample_id", list(ATTACKS))
-def test_attack_scores_exactly_in_bounded_time_and_space(attacks, sample_id):
+def test_attack_scores_exactly_in_bounded_time_and_space(graded_class, sample_id):
+    """As the fresh build graded it (under its short limits)."""
     from mlmcourse.grader.coordinator import as_recorded
 
-    student, results, took = attacks[sample_id]
+    student = sample(sample_id)
     most_seconds, most_bytes = ATTACKS[sample_id]
-    assert took < most_seconds, f"{sample_id} took {took:.0f} s to grade"
-    for result in results:
-        failed = [f"{t.grade_id}: {t.message[:160]}" for t in result.tests if not t.passed]
-        assert result.score == student.expected[result.notebook], (
-            f"{sample_id}/{result.notebook}: {result.score} ({result.status}; {result.detail})\n"
+    for name, verdict in graded_class.verdicts(sample_id).items():
+        assert verdict.seconds < most_seconds, f"{sample_id}/{name} took {verdict.seconds:.0f} s"
+        failed = [f"{c.grade_id}: {c.message[:160]}" for c in verdict.checks if not c.passed]
+        assert verdict.score == student.expected[name], (
+            f"{sample_id}/{name}: {verdict.score} ({verdict.status}; {verdict.detail})\n"
             + "\n".join(failed))
-        data = result.autograded_path.read_bytes()
+        path = graded_class.autograded(sample_id, name)
+        data = path.read_bytes()
         assert len(data) < most_bytes
-        streams = [o.get("text", "") for c in nbio.read(result.autograded_path).cells
+        streams = [o.get("text", "") for c in nbio.read(path).cells
                    for o in c.get("outputs", []) if o.get("output_type") == "stream"]
         assert not [text for text in streams if "\x1b" in text or "\r" in text]
         assert seconds(as_recorded, data) < 2.0  # the coordinator's pass, the scrub in it
 
 
 @pytest.mark.slow
-def test_a_stalled_worker_costs_only_the_calls_it_stalled(attacks):
-    _, results, _ = attacks["hostile_stalled_reply"]
-    failed = [t.grade_id for t in results[0].tests if not t.passed]
-    # the stalled call, and the check resting on the worker's claims (the sample reaches into it)
-    assert failed == ["test_no_shared_storage", "test_empty"]
-    assert results[0].status == "timeout"
+def test_a_stalled_worker_costs_only_the_calls_it_stalled(graded_class):
+    verdict = graded_class.verdict("hostile_stalled_reply", "01_corruption")
+    failed = [c.grade_id for c in verdict.checks if not c.passed]
+    assert failed == ["test_no_shared_storage"]  # the stalled call alone
+    assert verdict.status == "timeout"
 
 
 def test_a_traceback_through_the_course_package_names_it_by_its_short_path():

@@ -8,9 +8,9 @@ import logging
 
 from nbgrader.utils import capture_log
 
-from mlmcourse.grader import results
 from mlmcourse.grader.dialog import LOG_FOLDER, quiet_dialog, summary_line
 from mlmcourse.grader.nbgrader_plugin import SourceOverwriteCells
+from mlmcourse.grader.verdict import Check, Verdict
 
 RED = "\x1b[0;31mAssertionError\x1b[0m: the mask is wrong"
 
@@ -53,9 +53,9 @@ def test_other_changes_stay_warnings(tmp_path, caplog):
 
 
 def test_summary_line_names_the_failed_checks_by_heading():
-    result = results.NotebookResult("01_corruption", 21.0, 24.0, "ok", [
-        results.TestResult("test_labels", False, 0.0, 2.0, "CheckFailed: x"),
-        results.TestResult("test_unselected", True, 1.0, 1.0, "")])
+    result = Verdict("01_corruption", checks=[
+        Check("test_labels", 0.0, 2.0, "CheckFailed: x"), Check("test_unselected", 1.0, 1.0),
+        Check("rest", 20.0, 21.0)])
     line = summary_line(result, {"test_labels": "B1 · Labels"}, "logs/autograde/ada.log")
     assert line == ("01_corruption: 21 / 24; failed: B1 · Labels "
                     "(the full log: logs/autograde/ada.log)")

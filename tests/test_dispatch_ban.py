@@ -19,7 +19,7 @@ from mlmcourse.course.cells import cells_by_grade_id
 from mlmcourse.grader import client as trusted_client
 from mlmcourse.grader import harness as trusted_side
 from mlmcourse.grader import zygote_handle
-from mlmcourse.grader.limits import Limits
+from mlmcourse.grader.limits import CAPS, Limits
 from mlmcourse.grader.proxies import StudentFunction
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -193,10 +193,10 @@ def test_reported_names_are_plain_capped_strings():
     trusted_client.report_ops([watcher], {})
     first, not_a_list, missing = watcher.remote
     assert first[0] == "aten::exp" and first.count("aten::exp") == 1
-    assert all(type(name) is str and 0 < len(name) <= trusted_client.MAX_OP_NAME
+    assert all(type(name) is str and 0 < len(name) <= CAPS.op_name_chars
                for name in first)
     assert "aten::_log_softmax" not in first and "aten::nested" not in first
-    assert len(first) <= trusted_client.MAX_REMOTE_OPS
+    assert len(first) <= CAPS.recorded_ops
     assert not_a_list == [] and missing == []
     trusted_client.report_ops([], reply)  # nobody watching: nothing read at all
 

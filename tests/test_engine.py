@@ -16,9 +16,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import ROOT, copy_course, run_course
+from conftest import ROOT, copy_course, run_course, write_sample
 
-from mlmcourse.build.samples import load_sample, sample_notebook
+from mlmcourse.build.samples import verdict_summary
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import (
     cells_by_grade_id,
@@ -35,7 +35,7 @@ from mlmcourse.grader.engine import grade_submission
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.proxies import StudentFunction
 from mlmcourse.grader.rebuild import defined_names, trusted_notebooks, worker_cells
-from mlmcourse.grader.results import error_line
+from mlmcourse.grader.verdict import Check, Kind, Status, Verdict, error_line
 
 # Small limits: a hang costs 4 s, a memory blow-up stops at 512 MiB. Scores do not change.
 LIMITS = Limits(cell_timeout_s=60, memory_bytes=512 << 20, cpu_seconds=30, call_timeout_s=4,
@@ -69,53 +69,16 @@ def sandbox() -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# The course copy and the hostile samples, graded once for the module.
+# The hostile samples, as the fresh build graded them (tests/conftest.py: graded_class).
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
-    """A copy of the course with a gradebook in it (bytes the engine must never change)."""
-    copy = copy_course(tmp_path_factory.mktemp("engine") / "course")
-    (copy / "gradebook.db").write_bytes(os.urandom(4096))
-    return copy
-
-
-def build_sample(course: Path, sample_id: str, folder: Path):
-    """Write one sample student's notebooks into folder/<id>/bert_mlm/ (from the course copy)."""
-    student = load_sample(course / "samples" / f"{sample_id}.py", notebook_names(course))
-    for name in student.notebooks:
-        nbio.write(sample_notebook(course, student, name),
-                   folder / sample_id / ASSIGNMENT / f"{name}.ipynb")
-    return student
+    """A copy of the course for the tests that grade a notebook of their own."""
+    return copy_course(tmp_path_factory.mktemp("engine") / "course")
 
 
 HOSTILE = sorted(p.stem for p in (ROOT / "samples").glob("hostile_*.py"))
-# The samples the tests below read, graded in-process with small limits. Every sample's exact
-# score through the engine is tested once, on the fresh build (tests/test_grading.py), and every
-# hostile one's through plain nbgrader (tests/test_nbgrader_autograde.py).
-ENGINE_SAMPLES = ["hostile_crash", "hostile_edited_tests", "hostile_gradebook", "hostile_hang",
-                  "hostile_segfault", "hostile_stderr"]
-
-
-@pytest.fixture(scope="module")
-def graded(course, tmp_path_factory):
-    """{sample: (student, {notebook: NotebookResult})} for the samples the tests read, plus
-    digests of the TA's and the students' files before and after."""
-    submitted = tmp_path_factory.mktemp("submitted")
-    scratch = tmp_path_factory.mktemp("scratch")
-    students = {s: build_sample(course, s, submitted) for s in [*ENGINE_SAMPLES, "reference"]}
-    students["reference"].notebooks = ["01_corruption"]
-    before_ta, before_students = digest(ta_files(course)), digest([submitted])
-    results = {}
-    for sample_id, student in students.items():
-        got = grade_submission(course, sample_id, submitted / sample_id / ASSIGNMENT, scratch,
-                               LIMITS, notebooks=student.notebooks)
-        results[sample_id] = (student, {r.notebook: r for r in got})
-    return {
-        "results": results, "submitted": submitted, "scratch": scratch,
-        "ta_unchanged": digest(ta_files(course)) == before_ta,
-        "students_unchanged": digest([submitted]) == before_students,
-    }
 
 
 def test_there_are_hostile_samples_for_every_attack():
@@ -125,65 +88,52 @@ def test_there_are_hostile_samples_for_every_attack():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sample_id", [*ENGINE_SAMPLES, "reference"])
-def test_sample_scores_exactly_as_expected(graded, sample_id):
-    student, results = graded["results"][sample_id]
-    assert set(results) == set(student.notebooks)
-    for name, result in results.items():
-        want = student.expected.get(name)
-        if want is None:
-            want = result.max_score if student.base == "reference" else 0
-        failed = [f"{t.grade_id}: {t.message[:160]}" for t in result.tests if not t.passed]
-        assert result.score == want, (
-            f"{sample_id}/{name}: got {result.score}, want {want} ({result.status}; "
-            f"{result.detail})\nfailed tests:\n" + "\n".join(failed))
-        assert result.autograded_path is not None and result.autograded_path.is_file()
+def test_incidents_are_reported_in_the_status(graded_class):
+    hang, crash = graded_class.verdicts("hostile_hang"), graded_class.verdicts("hostile_crash")
+    segfault = graded_class.verdict("hostile_segfault", "01_corruption")
+    assert hang["01_corruption"].status is Status.TIMEOUT
+    assert hang["02_stable_log_softmax"].status is Status.OK
+    assert crash["01_corruption"].status is Status.CRASHED
+    assert segfault.status is Status.CRASHED and "SIGSEGV" in segfault.detail
+    assert graded_class.verdict("hostile_stderr", "01_corruption").status is Status.OK
+    crashed = [c for c in crash["01_corruption"].checks if not c.passed]
+    assert crashed and all("StudentCodeCrashed" in c.message for c in crashed)
+    assert {i.kind for i in crash["01_corruption"].incidents} == {Kind.CRASH}
 
 
 @pytest.mark.slow
-def test_incidents_are_reported_in_the_status(graded):
-    results = graded["results"]
-    assert results["hostile_hang"][1]["01_corruption"].status == "timeout"
-    assert results["hostile_hang"][1]["02_stable_log_softmax"].status == "ok"
-    assert results["hostile_crash"][1]["01_corruption"].status == "crashed"
-    assert results["hostile_segfault"][1]["01_corruption"].status == "crashed"
-    assert "SIGSEGV" in results["hostile_segfault"][1]["01_corruption"].detail
-    assert results["hostile_stderr"][1]["01_corruption"].status == "ok"
-    crashed = [t for t in results["hostile_crash"][1]["01_corruption"].tests if not t.passed]
-    assert crashed and all("StudentCodeCrashed" in t.message for t in crashed)
+def test_grading_changed_no_file_of_the_ta_or_the_students(graded_class):
+    """The build graded every sample in its copy: its source/ and config are still the
+    repository's (the submitted files are compared with the committed ones byte for byte in
+    tests/test_generated_fresh.py)."""
+    built = graded_class.root
+    assert digest([built / "source"]).values() and \
+        sorted(digest([built / "source"]).values()) == sorted(digest([ROOT / "source"]).values())
+    assert (built / "nbgrader_config.py").read_bytes() == (ROOT / "nbgrader_config.py").read_bytes()
 
 
 @pytest.mark.slow
-def test_ta_files_and_submissions_are_byte_identical_after_grading(graded, course):
-    assert graded["ta_unchanged"], "grading changed the gradebook, nbgrader_config.py or source/"
-    assert graded["students_unchanged"], "grading changed a submitted file"
-
-
-@pytest.mark.slow
-def test_student_code_cannot_reach_the_course(graded, course):
+def test_student_code_cannot_reach_the_course(graded_class):
     if sandbox() != "namespaces":
         pytest.skip(SANDBOX_NEEDED)
     marker = "HACKED_BY_hostile_gradebook"
-    places = [course, graded["submitted"], graded["scratch"], ROOT]
-    found = [str(p) for place in places for p in place.rglob(marker)]
+    found = [str(p) for place in (graded_class.root, ROOT) for p in place.rglob(marker)]
     assert not found, f"the hostile student reached the TA's files: {found}"
 
 
 @pytest.mark.slow
-def test_stderr_is_a_note_not_a_failure(graded):
-    _, results = graded["results"]["hostile_stderr"]
-    nb = nbio.read(results["01_corruption"].autograded_path)
+def test_stderr_costs_nothing_and_shows_as_a_note(graded_class):
+    nb = nbio.read(graded_class.autograded("hostile_stderr", "01_corruption"))
     streams = [o for c in nb.cells if is_graded(c) for o in c.get("outputs", [])
                if o.get("output_type") == "stream"]
-    assert not [o for o in streams if o.get("name") == "stderr"]
     assert any("wrote to stderr" in o.get("text", "") for o in streams)
+    assert graded_class.verdict("hostile_stderr", "01_corruption").score == 24
 
 
 @pytest.mark.slow
-def test_autograded_notebook_shows_the_students_code_and_the_real_tests(graded, course):
-    _, results = graded["results"]["hostile_edited_tests"]
-    graded_nb = nbio.read(results["01_corruption"].autograded_path)
-    source = nbio.read(course / "source" / ASSIGNMENT / "01_corruption.ipynb")
+def test_autograded_notebook_shows_the_students_code_and_the_real_tests(graded_class):
+    graded_nb = nbio.read(graded_class.autograded("hostile_edited_tests", "01_corruption"))
+    source = nbio.read(ROOT / "source" / ASSIGNMENT / "01_corruption.ipynb")
     shown = cells_by_grade_id(graded_nb)
     for gid, cell in cells_by_grade_id(source).items():
         if is_solution(cell):
@@ -192,18 +142,22 @@ def test_autograded_notebook_shows_the_students_code_and_the_real_tests(graded, 
             assert shown[gid].source == cell.source, f"{gid} is not the instructor's cell"
 
 
+def regrade(graded_class, student: str, scratch: Path, name: str = "01_corruption"):
+    """One notebook of a sample, graded again from the build's submitted file."""
+    from mlmcourse.build.editions import SAMPLE_LIMITS
+
+    [verdict] = grade_submission(graded_class.root, student,
+                                 graded_class.submitted(student, name).parent, scratch,
+                                 SAMPLE_LIMITS, notebooks=[name])
+    return verdict
+
+
 @pytest.mark.slow
-def test_regrade_gives_the_same_scores_and_notebooks(graded, course, tmp_path):
+def test_a_regrade_gives_the_same_verdict(graded_class, tmp_path):
     for sample_id in ("hostile_crash", "hostile_stderr"):
-        student, first = graded["results"][sample_id]
-        again = grade_submission(course, sample_id,
-                                 graded["submitted"] / sample_id / ASSIGNMENT, tmp_path, LIMITS,
-                                 notebooks=["01_corruption"])
-        assert again[0].score == first["01_corruption"].score
-        assert [t.passed for t in again[0].tests] == \
-            [t.passed for t in first["01_corruption"].tests]
-        assert again[0].autograded_path.read_bytes() == \
-            first["01_corruption"].autograded_path.read_bytes()
+        again = regrade(graded_class, sample_id, tmp_path)
+        first = graded_class.verdict(sample_id, "01_corruption")
+        assert verdict_summary(again) == verdict_summary(first), sample_id
 
 
 # ---------------------------------------------------------------------------------------------
@@ -485,12 +439,13 @@ def test_a_kernel_death_or_a_timeout_costs_only_that_notebook(toy, tmp_path):
     assert (results["01_fine"].score, results["01_fine"].status) == (1, "ok")
     dies = results["02_dies"]
     assert dies.status == "crashed" and dies.score == 1
-    assert [t.passed for t in dies.tests] == [True, False]
-    assert "did not run" in dies.tests[1].message
+    assert [c.passed for c in dies.checks] == [True, False]
+    assert "did not run" in dies.checks[1].message
     slow = results["03_slow"]
-    assert slow.status == "timeout" and [t.passed for t in slow.tests] == [False, True]
+    assert slow.status == "timeout" and [c.passed for c in slow.checks] == [False, True]
     absent = results["04_absent"]
-    assert (absent.status, absent.score, absent.autograded_path) == ("missing", 0, None)
+    assert (absent.status, absent.score) == ("missing", 0)
+    assert not (tmp_path / "toy" / "autograded" / "toy" / ASSIGNMENT / "04_absent.ipynb").exists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -498,10 +453,10 @@ def test_a_kernel_death_or_a_timeout_costs_only_that_notebook(toy, tmp_path):
 
 
 @pytest.mark.slow
-def test_check_command_reports_each_test_and_leaves_the_notebook_alone(course, graded):
-    notebook = graded["submitted"] / "hostile_edited_tests" / ASSIGNMENT / "01_corruption.ipynb"
+def test_check_command_reports_each_test_and_leaves_the_notebook_alone(graded_class):
+    notebook = graded_class.submitted("hostile_edited_tests", "01_corruption")
     before = (notebook.read_bytes(), notebook.stat().st_mtime_ns)
-    done = run_course(course, "check", str(notebook), timeout=600)
+    done = run_course(graded_class.root, "check", str(notebook), timeout=600)
     assert done.returncode == 1, done.stderr[-2000:]
     # each test is named by the notebook's heading
     assert "PASS  1 / 1  A1 · Unselected sites keep their token" in done.stdout
@@ -512,17 +467,14 @@ def test_check_command_reports_each_test_and_leaves_the_notebook_alone(course, g
 
 
 @pytest.mark.slow
-def test_unsafe_mode_without_sandbox_grades_the_same(graded, course, tmp_path, monkeypatch):
+def test_unsafe_mode_without_sandbox_grades_the_same(graded_class, tmp_path, monkeypatch):
     monkeypatch.setenv("MLMCOURSE_SANDBOX", worker_sandbox.UNSAFE)
     zygote_handle.stop_zygote()
     try:
         assert sandbox() == worker_sandbox.UNSAFE
         for sample_id in ("reference", "hostile_crash"):
-            _, first = graded["results"][sample_id]
-            again = grade_submission(course, sample_id,
-                                     graded["submitted"] / sample_id / ASSIGNMENT, tmp_path,
-                                     LIMITS, notebooks=["01_corruption"])
-            assert again[0].score == first["01_corruption"].score, sample_id
+            again = regrade(graded_class, sample_id, tmp_path)
+            assert again.score == graded_class.verdict(sample_id, "01_corruption").score
     finally:
         zygote_handle.stop_zygote()
 
@@ -543,7 +495,6 @@ def test_a_notebook_the_grader_failed_is_graded_again(course, tmp_path, monkeypa
     """A notebook whose grading failed for the grader's reasons (status 'error', or the trusted
     kernel died) is graded once more; the second result is the one returned."""
     from mlmcourse.grader import engine
-    from mlmcourse.grader.results import NotebookResult
 
     calls = []
 
@@ -551,18 +502,18 @@ def test_a_notebook_the_grader_failed_is_graded_again(course, tmp_path, monkeypa
         calls.append(name)
         if len(calls) == 1:
             raise OSError("the scratch disk hiccuped")
-        return NotebookResult(name, 15.0, 15.0, "ok")
+        return Verdict(name, Status.OK, [Check("t", 15.0, 15.0)])
 
     monkeypatch.setattr(engine, "grade_notebook", flaky)
     submission = tmp_path / "submitted"
-    build_sample(course, "reference", submission)
-    [result] = grade_submission(course, "reference", submission / "reference" / ASSIGNMENT,
-                                tmp_path / "scratch", LIMITS, notebooks=["02_stable_log_softmax"])
+    write_sample(course, "reference", submission, ["02_stable_log_softmax"])
+    [verdict] = grade_submission(course, "reference", submission / "reference" / ASSIGNMENT,
+                                 tmp_path / "scratch", LIMITS, notebooks=["02_stable_log_softmax"])
     assert calls == ["02_stable_log_softmax"] * 2
-    assert (result.status, result.score) == ("ok", 15.0)
+    assert (verdict.status, verdict.score) == (Status.OK, 15.0)
 
-    died = NotebookResult("x", 0.0, 5.0, "crashed", detail=f"{engine.KERNEL_DIED}: gone")
-    student_crash = NotebookResult("x", 0.0, 5.0, "crashed", detail="crash: worker segfault")
+    died = Verdict("x", Status.CRASHED, detail=f"{engine.KERNEL_DIED}: gone")
+    student_crash = Verdict("x", Status.CRASHED, detail="crash: worker segfault")
     assert engine._graders_fault(died) and not engine._graders_fault(student_crash)
 
 
@@ -570,11 +521,10 @@ def test_a_task_the_grader_failed_twice_is_not_recorded(monkeypatch):
     """The coordinator's task raises (the submission keeps its earlier grades and is reported)
     rather than hand back a notebook that scored zero because the grader failed."""
     from mlmcourse.grader import coordinator, engine
-    from mlmcourse.grader.results import NotebookResult
 
     def broken(course, student, submission, scratch, **kwargs):
-        return [NotebookResult("01_corruption", 0.0, 24.0, "error",
-                               detail="the grader failed: OSError: disk")]
+        return [Verdict("01_corruption", Status.ERROR, [Check("t", 0.0, 24.0, "x")],
+                        detail="the grader failed: OSError: disk")]
 
     monkeypatch.setattr(engine, "grade_submission", broken)
     with pytest.raises(coordinator.GraderFailure, match="01_corruption: the grader failed"):

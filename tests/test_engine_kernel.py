@@ -26,7 +26,7 @@ from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 from mlmcourse.grader import engine
 from mlmcourse.grader.engine import grade_submission
 from mlmcourse.grader.limits import Limits
-from mlmcourse.grader.results import NOT_RUN
+from mlmcourse.grader.verdict import NOT_RUN
 
 # ---------------------------------------------------------------------------------------------
 # A toy course: one solution cell, then locked and graded cells.
@@ -83,7 +83,7 @@ def test_the_trusted_kernel_runs_as_under_nbgrader_autograde(tmp_path):
                          "from mlmcourse.teaching.sliders import show_sliders\n"
                          "assert show_sliders(double, double) is None")]
     result = grade_toy(tmp_path / "course", cells, Limits(), tmp_path / "scratch")
-    assert (result.status, result.score) == ("ok", 2), result.tests
+    assert (result.status, result.score) == ("ok", 2), result.checks
 
 
 def test_text_in_an_output_widget_stops_nothing(tmp_path):
@@ -101,7 +101,7 @@ def test_text_in_an_output_widget_stops_nothing(tmp_path):
              # The test reads `out`, so grading runs the widget cell before it.
              graded_cell("t_after_widget", "assert double(3) == 6 and out is not None")]
     result = grade_toy(tmp_path / "course", cells, Limits(), tmp_path / "scratch")
-    assert (result.status, result.score) == ("ok", 1), (result.detail, result.tests)
+    assert (result.status, result.score) == ("ok", 1), (result.detail, result.checks)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,7 +120,7 @@ def test_a_notebook_of_slow_cells_stops_at_its_cap(tmp_path, monkeypatch):
     assert f"cap of {cap:g} s" in result.detail
     assert 1 <= result.score < 8
     # The cell the cap cut short fails (it started, so it is not "not run"); the rest did not run.
-    failed = [t.message for t in result.tests if not t.passed]
+    failed = [t.message for t in result.checks if not t.passed]
     assert failed[0].startswith("NotebookTimeout: ") and set(failed[1:]) == {NOT_RUN}, failed
     assert took < cap + 10, f"the notebook took {took:.1f} s for a cap of {cap:g} s"
 
@@ -136,9 +136,9 @@ def test_a_cell_that_ignores_the_interrupt_still_stops_at_the_cap(tmp_path, monk
     result = grade_toy(tmp_path / "course", cells, SHORT, tmp_path / "scratch")
     took = time.monotonic() - started
     assert result.status == "timeout", result.detail
-    assert [t.passed for t in result.tests] == [True, False, False]
-    assert result.tests[1].message.startswith("NotebookTimeout: "), result.tests[1].message
-    assert result.tests[-1].message == NOT_RUN
+    assert [t.passed for t in result.checks] == [True, False, False]
+    assert result.checks[1].message.startswith("NotebookTimeout: "), result.checks[1].message
+    assert result.checks[-1].message == NOT_RUN
     assert took < cap + SHORT.cell_timeout_s + 10, f"{took:.1f} s for a cap of {cap:g} s"
 
 
@@ -165,6 +165,6 @@ def test_notebook_4_keeps_full_marks_whatever_the_functions_print(sample_id, tmp
     got = grade_submission(ROOT, sample_id, submission, tmp_path / "scratch", notebooks=wanted)
     scores = {r.notebook: r.score for r in got}
     failed = [f"{r.notebook}/{t.grade_id}: {t.message[:160]} ({r.status}; {r.detail})"
-              for r in got for t in r.tests if not t.passed]
+              for r in got for t in r.checks if not t.passed]
     assert scores == expected, "\n".join(failed)
     assert {r.status for r in got} == {"ok"}

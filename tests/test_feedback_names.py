@@ -14,7 +14,7 @@ from mlmcourse.course.cells import grade_id, is_graded, is_solution
 from mlmcourse.course.headings import check_headings
 from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.grader.feedback import FeedbackExporter, ReadableFeedback
-from mlmcourse.grader.results import failure_message
+from mlmcourse.grader.verdict import verdict_of
 
 AUTOGRADED = ROOT / "autograded"
 FIRST = "01_corruption"
@@ -26,10 +26,11 @@ def graded_notebook(student: str, name: str = FIRST) -> nbformat.NotebookNode:
     if not path.is_file():
         pytest.skip(f"{path.relative_to(ROOT)} is not built (make build)")
     nb = nbformat.read(path, as_version=4)
+    points = {c.grade_id: c.points for c in verdict_of(nb).checks}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         if meta.get("grade") and not meta.get("solution"):
-            meta["score"] = 0.0 if failure_message(cell) else float(meta["points"])
+            meta["score"] = points[meta["grade_id"]]
     return nb
 
 

@@ -1,4 +1,12 @@
-"""The committed generated editions are exactly what `make build` makes from the sources."""
+"""The committed generated editions are what `make build` makes from the sources.
+
+The release, the reading edition and the sample submissions are compared byte for byte with a
+fresh build (timings aside). What the grader decided about each sample is compared as data: the
+fresh build's verdicts (every check's points and message, the incidents) against the committed
+`samples/verdicts/<sample>.json`; the autograded notebooks and the feedback pages, which render
+those verdicts, are held to the sources by the manifest's digests (a committed file older than
+its inputs fails `test_manifest_matches_current_sources`) and to the fresh build by their names.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +16,12 @@ import pytest
 from conftest import GENERATED, ROOT
 
 from mlmcourse.build.editions import MANIFEST, stale_stages
+from mlmcourse.build.samples import VERDICTS, graded_verdicts, load_samples, verdicts_text
 from mlmcourse.course import nbio
 
 pytestmark = pytest.mark.slow
+
+BYTE_FOR_BYTE = ("release", "notebooks", "submitted")
 
 
 def files_under(root: Path, folder: str) -> dict[str, Path]:
@@ -36,15 +47,29 @@ def test_manifest_matches_current_sources():
 
 
 @pytest.mark.parametrize("folder", GENERATED)
-def test_committed_folder_matches_a_fresh_build(built_course, folder):
+def test_committed_folder_holds_the_files_of_a_fresh_build(built_course, folder):
     committed, fresh = files_under(ROOT, folder), files_under(built_course, folder)
     assert sorted(committed) == sorted(fresh), (
         f"{folder}/ holds different files than a fresh build: run `make build` and commit\n"
         f"only committed: {sorted(set(committed) - set(fresh))}\n"
         f"only built: {sorted(set(fresh) - set(committed))}"
     )
-    stale = [name for name in committed if comparable(committed[name]) != comparable(fresh[name])]
-    assert not stale, f"stale generated files (run `make build` and commit): {stale}"
+    if folder in BYTE_FOR_BYTE:
+        stale = [name for name in committed
+                 if comparable(committed[name]) != comparable(fresh[name])]
+        assert not stale, f"stale generated files (run `make build` and commit): {stale}"
+
+
+def test_every_samples_verdicts_are_the_committed_ones(built_course):
+    """Check by check: a change in what the grader decides shows here, as a diff of JSON."""
+    changed = []
+    for sample in load_samples(ROOT):
+        path = ROOT / VERDICTS / f"{sample.student_id}.json"
+        committed = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if verdicts_text(graded_verdicts(built_course, sample.student_id)) != committed:
+            changed.append(sample.student_id)
+    assert not changed, f"the grader decides otherwise for {changed}: run `make build`, read " \
+                        "the diff of samples/verdicts/ and commit it"
 
 
 def test_manifest_is_committed_and_fresh(built_course):

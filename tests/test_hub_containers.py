@@ -220,6 +220,7 @@ def open_lab(term, page, user: str) -> None:
         steps.wait_for_lab(page, user)
 
 
+@pytest.mark.bench
 def test_a_class_of_ten_validates_and_submits_at_once(shots):
     prefix = f"mlk{secrets.token_hex(2)}"
     roles = ["right" if n % 2 == 0 else "wrong" for n in range(CLASS_SIZE)]

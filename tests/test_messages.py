@@ -1,7 +1,7 @@
 """Each wrong answer is told its mistake (issue 19): for every wrong and draft sample, the first
 failing graded cell of each notebook where it loses points shows the phrase its SHOWS names,
-the words a student needs to find the bug. Read from the committed autograded notebooks (the
-freshness test holds them to the grader); Validate's first message is measured by `make bench
+the words a student needs to find the bug. Read from the samples' committed verdicts (the
+freshness test holds them to a fresh build); Validate's first message is measured by `make bench
 validate`."""
 
 from __future__ import annotations
@@ -10,20 +10,16 @@ import pytest
 from conftest import ROOT
 
 from mlmcourse.bench.validate import point_losing_pairs
-from mlmcourse.course import nbio
-from mlmcourse.course.cells import grade_id, is_graded
-from mlmcourse.course.layout import ASSIGNMENT
-from mlmcourse.grader.results import failure_message
+from mlmcourse.build.samples import committed_verdicts
 
 PAIRS = point_losing_pairs(ROOT)
 
 
 def first_failure(student_id: str, name: str) -> tuple[str, str]:
-    """(grade_id, message) of the first failing graded cell of a committed autograded notebook."""
-    nb = nbio.read(ROOT / "autograded" / student_id / ASSIGNMENT / f"{name}.ipynb")
-    for cell in nb.cells:
-        if is_graded(cell) and (message := failure_message(cell)):
-            return grade_id(cell), message
+    """(grade_id, message) of the first failing check of a sample's committed verdicts."""
+    for gid, _, message in committed_verdicts(ROOT, student_id)[name]["checks"]:
+        if message:
+            return gid, message
     raise AssertionError(f"{student_id} {name}: no graded cell fails, yet it loses points")
 
 

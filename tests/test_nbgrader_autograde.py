@@ -1,11 +1,15 @@
-"""Plain `nbgrader autograde` grades through the course's engine (nbgrader_config.py plugs
-`mlmcourse.grader.nbgrader_plugin.EngineExecute` in place of nbgrader's `Execute`).
+"""Plain `nbgrader autograde` grades through the course's engine and writes through the course's
+one gradebook writer (nbgrader_config.py plugs `EngineExecute` and `SaveVerdict` of
+`mlmcourse.grader.nbgrader_plugin` in place of nbgrader's `Execute` and `SaveAutoGrades`).
 
 A scratch course with every hostile sample (the gradebook, input transformers, patched helpers,
-deleted tests, stderr, hangs, crashes, memory, tampered tracebacks and gradchecks), the
-reference and the blank release, graded by nbgrader's command line: each notebook scores exactly
-its EXPECTED, and nothing of the submissions, the course or the gradebook is touched. Short time
-limits (set on the command line, as a TA would) keep the hang cheap; they change no score.
+deleted tests, stderr, hangs, crashes, memory, tampered tracebacks and gradchecks, reaches into
+the worker's evidence), every honest one (odd habits, the corpus of ordinary styles), the
+reference and the blank release, graded once by nbgrader's command line: each notebook scores
+exactly what the fresh build's `make grade` gave it (its committed verdict), a reach the grader
+cannot check is marked for a look in the same cells, and nothing of the submissions, the course
+or the gradebook is touched. Short time limits (set on the command line, as a TA would) keep the
+hang cheap; they change no score.
 """
 
 from __future__ import annotations
@@ -16,10 +20,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, course_env
-from test_parallel import FIRST, fingerprint
+from conftest import ROOT, course_env, fingerprint
+from test_parallel import FIRST
 
-from mlmcourse.build.samples import expected_scores, load_sample, sample_notebook
+from mlmcourse.build.samples import (
+    committed_verdicts,
+    expected_scores,
+    load_sample,
+    sample_notebook,
+)
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
@@ -28,8 +37,9 @@ from mlmcourse.grader.grading import read_scores
 pytestmark = pytest.mark.slow
 
 HOSTILE = sorted(path.stem for path in (ROOT / "samples").glob("hostile_*.py"))
-STUDENTS = ["reference", "blank", *HOSTILE]
-LIMITS = ["--EngineExecute.call_timeout_s=4", "--EngineExecute.student_time_s=30"]
+HONEST = sorted(path.stem for path in (ROOT / "samples").glob("honest_*.py"))
+STUDENTS = ["reference", "blank", *HOSTILE, *HONEST]
+LIMITS = ["--Grading.call_timeout_s=4", "--Grading.student_time_s=30"]
 BREACH = "HACKED_BY_*"  # what hostile_gradebook leaves next to a file it could open for writing
 
 
@@ -106,6 +116,40 @@ def test_every_sample_scores_what_make_grade_gives(autograded):
              for name, want in expected_scores(ROOT, sample(student)).items()
              if name in handed_in(student) and scores.get((student, name)) != want]
     assert not wrong, "\n".join(wrong)
+    made = [f"{student}/{name}" for student in STUDENTS
+            for name, held in committed_verdicts(ROOT, student).items()
+            if name in handed_in(student) and scores.get((student, name)) != held["score"]]
+    assert not made, f"make grade gave these otherwise: {made}"
+
+
+def test_the_cells_to_look_at_are_marked_alike(autograded):
+    """A check that passed on the worker's report, in a notebook whose answers the grader cannot
+    check, is marked for manual grading (the formgrader lists it) on this path as on `make
+    grade`'s: the same verdict, the same writer."""
+    marked, want = set(), set()
+    for student in STUDENTS:
+        for name, held in committed_verdicts(ROOT, student).items():
+            if name not in handed_in(student):
+                continue
+            if any(kind == "unchecked" for kind, _ in held["incidents"]):
+                claims = claim_cells(name)
+                want |= {(student, name, gid) for gid, points, _ in held["checks"]
+                         if points and gid in claims}
+            with course_gradebook(course_of(autograded, student)) as gradebook:
+                notebook = gradebook.find_submission_notebook(name, ASSIGNMENT, student)
+                marked |= {(student, name, g.name) for g in notebook.grades
+                           if g.needs_manual_grade}
+    assert want, "no sample's claims were marked: the flagged samples are gone"
+    assert marked == want
+
+
+def claim_cells(name: str) -> set[str]:
+    from mlmcourse.course.cells import has_tag
+    from mlmcourse.grader.scan import CLAIMS_TAG
+
+    source = nbio.read(ROOT / "source" / ASSIGNMENT / f"{name}.ipynb")
+    return {grade_id(cell) for cell in source.cells
+            if is_graded(cell) and has_tag(cell, CLAIMS_TAG)}
 
 
 def test_deleted_tests_are_graded_from_the_source(autograded):
@@ -130,8 +174,8 @@ def course_gradebook(course):
 
 
 def test_an_untouched_answer_reads_no_response(autograded):
-    """The engine's notebook carries the gradebook's checksums, as nbgrader's OverwriteCells
-    sets them: SaveAutoGrades then says "No response." for the blank release's answers."""
+    """The one writer says "No response." for the blank release's answers, as the verdict
+    decided (no checksum is compared)."""
     comments = {}
     for student in ("blank", "reference"):
         with course_gradebook(course_of(autograded, student)) as gradebook:
@@ -158,11 +202,13 @@ def test_the_course_and_its_gradebook_are_not_reached(autograded):
     assert students == set(STUDENTS), "the gradebooks hold other students than were submitted"
 
 
-def test_the_log_names_each_submission_that_reached_into_the_grader(autograded):
+def test_the_log_names_each_submission_that_needs_a_look(autograded):
     """What a TA reads of `nbgrader autograde` (and of the formgrader's Autograde) says which
-    submissions tried to change the grader's evidence."""
+    submissions do what the grader cannot check, without accusing anyone."""
     log = "\n".join(shard["log"] for shard in autograded)
     for student in ("hostile_ops_recorder_off", "hostile_dispatch_modes_off",
                     "hostile_hides_mutation"):
-        assert f"{student}/" in log and "reached into the grader" in log, student
-    assert "reference/01_corruption reached" not in log
+        assert f"{student}/" in log and "needs a look: an answer cell does something the " \
+            "grader cannot check" in log, student
+    assert "reference/01_corruption needs a look" not in log
+    assert "reached into the grader" not in log

@@ -8,7 +8,6 @@ repository's source/, release/ and samples/.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import html
 import os
 import pwd
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, course_env, free_port
+from conftest import ROOT, course_env, fingerprint, free_port
 
 from mlmcourse.build.samples import expected_scores, load_sample, sample_notebook
 from mlmcourse.course import nbio
@@ -58,15 +57,6 @@ def make_course(destination: Path, students: list[str] = STUDENTS) -> Path:
         nb = sample_notebook(ROOT, student, FIRST)
         nbio.write(nb, destination / "submitted" / student_id / ASSIGNMENT / f"{FIRST}.ipynb")
     return destination
-
-
-def fingerprint(folder: Path) -> dict[str, tuple[str, int]]:
-    """sha256 and mtime of every file under `folder`."""
-    return {
-        p.relative_to(folder).as_posix(): (hashlib.sha256(p.read_bytes()).hexdigest(),
-                                           p.stat().st_mtime_ns)
-        for p in sorted(folder.rglob("*")) if p.is_file()
-    }
 
 
 def expected_first(student_id: str) -> float:
@@ -137,7 +127,7 @@ def test_parallel_scores_equal_sequential_engine_scores(graded, tmp_path):
                                        tmp_path / student, notebooks=[FIRST])
             nb = gradebook.find_submission_notebook(FIRST, ASSIGNMENT, student)
             in_db = {grade.name: grade.score for grade in nb.grades}
-            assert in_db == {t.grade_id: t.points for t in alone.tests}, student
+            assert in_db == {t.grade_id: t.points for t in alone.checks}, student
             assert nb.score == alone.score == expected_first(student), student
 
 
@@ -304,10 +294,11 @@ def test_progress_without_a_terminal_is_one_line_per_student(capsys, monkeypatch
     """`make grade` in a log (no terminal): a line per graded student, with its score and an
     estimate of the time left; a grader's failure is said as such."""
     from mlmcourse.grader.coordinator import Outcome, Progress
-    from mlmcourse.grader.results import NotebookResult
+    from mlmcourse.grader.verdict import Check, Verdict
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
-    results = [NotebookResult(FIRST, 5.0, 7.0, "ok"), NotebookResult("02_x", 3.0, 3.0, "ok")]
+    results = [Verdict(FIRST, checks=[Check("t", 5.0, 7.0)]),
+               Verdict("02_x", checks=[Check("t", 3.0, 3.0)])]
     with Progress(3) as progress:
         progress.graded(Outcome("ada", results))
         progress.failed("bob", "worker lost")

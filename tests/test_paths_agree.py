@@ -20,6 +20,8 @@ not depend on the machine's load. Every limit travels the same way: `c.Grading` 
 from __future__ import annotations
 
 import csv
+import html
+import shlex
 import shutil
 import subprocess
 import sys
@@ -125,20 +127,52 @@ def comments(course: Path) -> dict[tuple[str, str, str], str | None]:
     return found
 
 
+# The verdict's rules, changed in one place (the package's grader/verdict.py, in a copy of the
+# package both runs import): "No response." reads otherwise, and every error message the engine
+# reads from a failed check carries a mark. Both ways in, their gradebooks, the feedback and the
+# class report must show the change, as they all render the one verdict.
+NO_RESPONSE = "Left as released (a rule changed in one place)."
+MARK = "[one rule] "
+RULE_CHANGES = [
+    ('NO_RESPONSE = "No response."', f"NO_RESPONSE = {NO_RESPONSE!r}"),
+    ('    return message.strip().rstrip(":")',
+     f"    return {MARK!r} + message.strip().rstrip(':')"),
+]
+
+
+def package_with_changed_rules(destination: Path) -> Path:
+    shutil.copytree(ROOT / "mlmcourse", destination / "mlmcourse",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    verdict = destination / "mlmcourse" / "grader" / "verdict.py"
+    text = verdict.read_text()
+    for old, new in RULE_CHANGES:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    verdict.write_text(text)
+    return destination
+
+
 @pytest.fixture(scope="module")
 def both_runs(tmp_path_factory, the_class) -> dict:
-    """`make grade` and plain `nbgrader autograde`, each on a copy of the class, run at once
-    (nbgrader grades one student after another; the machine has two cores)."""
+    """`make grade` and plain `nbgrader autograde` then `nbgrader generate_feedback` and the
+    class report, each on a copy of the class, run at once (nbgrader grades one student after
+    another; the machine has two cores), both under the package with the changed rules."""
     runs = {
-        "make grade": [sys.executable, "-m", "mlmcourse", "grade", "--workers", "1"],
-        "nbgrader": [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"],
+        "make grade": [[sys.executable, "-m", "mlmcourse", "grade", "--workers", "1"]],
+        "nbgrader": [[sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"],
+                     [sys.executable, "-m", "nbgrader", "generate_feedback", ASSIGNMENT,
+                      "--force"],
+                     [sys.executable, "-m", "mlmcourse", "report"]],
     }
+    env = course_env(ROOT)
+    env["PYTHONPATH"] = str(package_with_changed_rules(tmp_path_factory.mktemp("package")))
     started = {}
-    for name, command in runs.items():
+    for name, commands in runs.items():
         course = shutil.copytree(the_class, tmp_path_factory.mktemp("run").resolve() / "c")
         submitted = {path: path.read_bytes() for path in (course / "submitted").rglob("*")
                      if path.is_file()}
-        process = subprocess.Popen(command, cwd=course, env=course_env(ROOT),
+        script = " && ".join(shlex.join(command) for command in commands)
+        process = subprocess.Popen(["bash", "-c", script], cwd=course, env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         started[name] = (course, submitted, process)
     done = {}
@@ -184,8 +218,22 @@ def test_no_response_is_decided_alike(by_nbgrader, by_make_grade):
     not, and a notebook not handed in gets no comment, through either path."""
     got = by_make_grade["comments"]
     assert got == by_nbgrader["comments"]
-    assert got[("d_truncated", FIRST, "make_mlm_inputs")] == "No response."
+    assert got[("d_truncated", FIRST, "make_mlm_inputs")] == NO_RESPONSE
     assert got[("a_pasted", FIRST, "make_mlm_inputs")] is None
+
+
+@pytest.mark.slow
+def test_a_rule_changed_in_one_place_shows_on_both_paths_in_feedback_and_report(by_nbgrader,
+                                                                                  by_make_grade):
+    """The verdict's rules changed in grader/verdict.py alone: the gradebooks of both ways in
+    say the new "No response." (above); the feedback pages and the class report of both show
+    the failed checks' messages as the changed rule makes them."""
+    for run in (by_make_grade, by_nbgrader):
+        course = run["course"]
+        feedback = course / "feedback" / "c_big_buffer" / ASSIGNMENT / f"{FIRST}.html"
+        assert html.unescape(feedback.read_text()).count(MARK) >= 1, feedback
+        report = (course / "reports" / "class-report.html").read_text()
+        assert html.escape(MARK) in report or MARK in report, course
 
 
 @pytest.mark.slow
@@ -216,9 +264,30 @@ def test_the_late_policy_reaches_the_export(by_make_grade):
 @pytest.mark.slow
 def test_the_ta_is_told_of_pasted_cells_and_late_penalties(by_make_grade, by_nbgrader):
     for log in (by_make_grade["log"], by_nbgrader["log"]):
-        assert f"a_pasted/{FIRST}: {PASTED_NOTE}" in log, log[-3000:]
+        noted = [line for line in log.splitlines() if f"a_pasted/{FIRST}" in line
+                 and PASTED_NOTE in line]
+        assert noted, log[-3000:]
     assert f"b_late: {full(FIRST):g} / " in by_make_grade["log"]
     assert f"(late: -{full(FIRST):g})" in by_make_grade["log"], by_make_grade["log"][-3000:]
+
+
+@pytest.mark.slow
+def test_make_grade_prints_the_table_and_writes_what_a_ta_needs(both_runs):
+    """`make grade`'s table fits a terminal and names what needs a look (here the pasted answer
+    cells, and nothing else); grades.csv, the feedback and the class report are written."""
+    run = both_runs["make grade"]
+    course, out = run["course"], run["out"]
+    assert "total" in out and "class mean" in out
+    table = out.split("\n\n")[0].splitlines()
+    assert max(map(len, table)) <= 100, table
+    look = out.split("needs a look:", 1)[1].split("\n\n")[0]
+    assert f"a_pasted / {FIRST}: answer cells pasted" in look
+    assert "b_late" not in look and "d_truncated / " + SECOND not in look
+    rows = list(csv.DictReader((course / "grades.csv").open()))
+    assert {"student", "notebook", "score", "max_score"} <= set(rows[0])
+    assert any(r["student"] == "a_pasted" and r["score"] == r["max_score"] for r in rows)
+    assert (course / "feedback" / "a_pasted" / ASSIGNMENT).is_dir()
+    assert (course / "reports" / "class-report.html").is_file()
 
 
 @pytest.mark.slow
@@ -236,31 +305,47 @@ def write_config(root: Path, *lines: str) -> None:
 
 
 def test_grading_settings_are_read_once_for_every_way_in(tmp_path):
-    from mlmcourse.grader.config import course_settings
+    from mlmcourse.grader.config import course_settings, grading_settings
     from mlmcourse.grader.limits import Limits
-    from mlmcourse.grader.nbgrader_plugin import EngineExecute
 
     write_config(tmp_path, "c.Grading.call_timeout_s = 5", "c.Grading.worker_tasks = 16",
-                 "c.EngineExecute.student_time_s = 40",  # the older spelling still holds
-                 "c.EngineExecute.call_timeout_s = 9",  # ... and c.Grading wins over it
-                 "c.Grading.sandbox = 'namespaces'")
+                 "c.Grading.student_time_s = 40", "c.Grading.sandbox = 'namespaces'")
     want = Limits(call_timeout_s=5, student_time_s=40, worker_tasks=16)
     config = GradingConfig.load(tmp_path)
     assert config.limits == want and config.sandbox == "namespaces"
     assert course_settings(tmp_path).limits() == want
-    assert EngineExecute(config=config.nbgrader).limits() == want
+    assert grading_settings(config.nbgrader).limits() == want  # what EngineExecute reads
+
+
+def test_the_old_spelling_is_refused_with_the_new_name(tmp_path):
+    write_config(tmp_path, "c.EngineExecute.student_time_s = 40")
+    with pytest.raises(ValueError, match="c.Grading.student_time_s instead"):
+        GradingConfig.load(tmp_path)
+
+
+def test_every_limit_is_a_setting_with_its_declared_default():
+    """`c.Grading` is made from `Limits`: one declaration of each limit, its default and help."""
+    from dataclasses import fields
+
+    from mlmcourse.grader.config import Grading
+    from mlmcourse.grader.limits import Limits
+
+    traits = Grading.class_traits(config=True)
+    for spec in fields(Limits):
+        assert traits[spec.name].default_value == spec.default, spec.name
+        assert traits[spec.name].help == spec.metadata["help"], spec.name
 
 
 def test_grading_settings_from_nbgraders_command_line():
-    """`nbgrader autograde --Grading.memory_bytes=...` (or the older --EngineExecute.<limit>):
-    the command line's strings take each setting's type."""
+    """`nbgrader autograde --Grading.memory_bytes=...`: the command line's strings take each
+    setting's type."""
     from traitlets.config.loader import KVArgParseConfigLoader
 
     from mlmcourse.grader.config import grading_settings
     from mlmcourse.grader.limits import Limits
 
     loaded = KVArgParseConfigLoader(["--Grading.memory_bytes=805306368",
-                                     "--EngineExecute.call_timeout_s=4"]).load_config()
+                                     "--Grading.call_timeout_s=4"]).load_config()
     assert grading_settings(loaded).limits() == Limits(memory_bytes=805306368, call_timeout_s=4)
 
 
@@ -274,9 +359,10 @@ def test_a_misspelt_setting_is_an_error(tmp_path):
 
 
 def test_the_late_policy_is_nbgraders_on_make_grades_path(tmp_path):
-    """`coordinator.assign_late_penalties` runs nbgrader's AssignLatePenalties with the course's
+    """The one writer's late policy runs nbgrader's AssignLatePenalties with the course's
     settings: a late submission loses its points under "zero", keeps them under "none"."""
-    from mlmcourse.grader.coordinator import assign_late_penalties
+    from mlmcourse.grader.gradebook import apply_late_policy
+    from mlmcourse.grader.verdict import Verdict
 
     write_config(tmp_path)
     with GradingConfig.load(tmp_path).gradebook() as gradebook:
@@ -290,8 +376,11 @@ def test_the_late_policy_is_nbgraders_on_make_grades_path(tmp_path):
     for method, want in (("zero", 0.0), ("none", 3.0), ("zero", 0.0)):
         write_config(tmp_path, f"c.LateSubmissionPlugin.penalty_method = {method!r}")
         config = GradingConfig.load(tmp_path)
-        assign_late_penalties(config, "late", ["nb"])
+        verdict = Verdict("nb")
+        with config.gradebook() as gradebook:
+            apply_late_policy(gradebook, config.nbgrader_config(), config.db_url, "late", verdict)
         assert read_scores_of(config, "late") == [want], method
+        assert verdict.late_penalty == 3.0 - want
 
 
 def read_scores_of(config: GradingConfig, student: str) -> list[float]:
@@ -301,17 +390,14 @@ def read_scores_of(config: GradingConfig, student: str) -> list[float]:
 
 
 
-def test_no_response_is_one_rule_for_both_paths():
-    """`results.unanswered` decides "No response."; under nbgrader, `answer_checksums` makes
-    SaveAutoGrades' checksum comparison say exactly the same (a left answer with blank lines
-    added still reads as left, on both paths)."""
+def test_no_response_is_one_rule_written_by_the_one_writer(tmp_path):
+    """`verdict.unanswered` decides "No response." (a left answer with blank lines added still
+    reads as left) and the one gradebook writer writes exactly that, on both paths."""
     import copy
 
-    from nbgrader.utils import compute_checksum
-
     from mlmcourse.course.cells import grade_id, is_solution
-    from mlmcourse.grader.nbgrader_plugin import answer_checksums
-    from mlmcourse.grader.results import unanswered
+    from mlmcourse.grader.gradebook import record_student, record_verdict
+    from mlmcourse.grader.verdict import NO_RESPONSE, Verdict, unanswered
 
     source = nbio.read(ROOT / "source" / ASSIGNMENT / f"{FIRST}.ipynb")
     release = nbio.read(ROOT / "release" / ASSIGNMENT / f"{FIRST}.ipynb")
@@ -324,11 +410,18 @@ def test_no_response_is_one_rule_for_both_paths():
                 cell.source = edit(cell.source)
         return nb
 
-    cases = [(release, {gid}), (with_answer(lambda text: "\n" + text + "\n\n"), {gid}),
-             (with_answer(lambda text: "x = 1"), set())]
-    for nb, want in cases:
-        assert unanswered(nb, source) == want
-        answer_checksums(nb, want)
-        said = {grade_id(cell) for cell in nb.cells if is_solution(cell)
-                and cell.metadata.nbgrader.get("checksum") == compute_checksum(cell)}
-        assert said == want
+    cases = [(release, (gid,)), (with_answer(lambda text: "\n" + text + "\n\n"), (gid,)),
+             (with_answer(lambda text: "x = 1"), ())]
+    write_config(tmp_path)
+    config = GradingConfig.load(tmp_path)
+    with config.gradebook() as gradebook:
+        gradebook.update_or_create_assignment(ASSIGNMENT)
+        gradebook.add_notebook(FIRST, ASSIGNMENT)
+        gradebook.add_solution_cell(gid, FIRST, ASSIGNMENT)
+        for index, (nb, want) in enumerate(cases):
+            assert unanswered(nb, source) == want
+            student = f"s{index}"
+            record_student(gradebook, student)
+            record_verdict(gradebook, student, Verdict(FIRST, unanswered=want))
+            [comment] = gradebook.find_submission_notebook(FIRST, ASSIGNMENT, student).comments
+            assert comment.auto_comment == (NO_RESPONSE if want else None)

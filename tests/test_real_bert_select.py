@@ -129,7 +129,7 @@ def test_grading_tells_the_set_student_which_input_and_what_to_do(tmp_path):
     nbio.write(sample_notebook(ROOT, sample(SET_SAMPLE), NOTEBOOK), folder / f"{NOTEBOOK}.ipynb")
     (result,) = grade_submission(ROOT, SET_SAMPLE, folder, tmp_path / "scratch", Limits(),
                                  notebooks=[NOTEBOOK])
-    tests = {t.grade_id: t for t in result.tests}
+    tests = {t.grade_id: t for t in result.checks}
     failed = tests["test_select_excludes_special"]
     assert not failed.passed
     first_line = failed.message.splitlines()[0]

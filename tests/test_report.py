@@ -12,7 +12,6 @@ import pytest
 from conftest import ROOT
 
 from mlmcourse.build.samples import load_samples
-from mlmcourse.grader.results import VERDICT_KEY
 from mlmcourse.report.build import PAGE, analyse, write_class_report
 from mlmcourse.report.changes import changes, snapshot
 from mlmcourse.report.collect import ClassData, read_autograded, read_notebook, read_release
@@ -92,19 +91,17 @@ def test_the_checks_carry_their_headings(report):
     assert all(check.title for check in report.checks)
 
 
-def test_tampering_samples_appear_under_incidents(report, samples):
+def test_samples_that_reach_past_their_answer_appear_under_incidents(report, samples):
     tampering = {name for name, sample in samples.items() if _twin(sample)}
     assert len(tampering) >= 6
-    flagged = {incident.student for incident in report.incidents if incident.kind == "tamper"}
+    flagged = {incident.student for incident in report.incidents if incident.kind == "unchecked"}
     assert tampering <= flagged
     honest = {name for name in samples if name.startswith(("honest_", "wrong_"))} | {"reference"}
     assert not flagged & honest
     kinds = {(incident.student, incident.kind) for incident in report.incidents}
     assert ("hostile_hang", "timeout") in kinds
     assert ("hostile_segfault", "crash") in kinds
-    pasted = ROOT / "autograded" / "honest_pasted_answer" / "bert_mlm" / "01_corruption.ipynb"
-    if VERDICT_KEY in read_notebook(pasted).metadata:  # graded since the engine records it
-        assert ("honest_pasted_answer", "pasted") in kinds
+    assert ("honest_pasted_answer", "pasted") in kinds
 
 
 def test_the_copied_pair_and_no_unrelated_pair(report, samples):
@@ -198,7 +195,6 @@ def test_feedback_gains_the_class_line_only_when_the_course_asks(tmp_path, repor
     from mlmcourse.course.layout import ASSIGNMENT
     from mlmcourse.grader.feedback import CLASS_LINES, ReadableFeedback
     from mlmcourse.report.build import write_class_lines
-    from mlmcourse.report.collect import read_notebook
 
     (tmp_path / CLASS_LINES).parent.mkdir()
     write_class_lines(report, tmp_path / CLASS_LINES)
@@ -226,9 +222,9 @@ def test_feedback_gains_the_class_line_only_when_the_course_asks(tmp_path, repor
 
 
 def cell_failed(cell) -> bool:
-    from mlmcourse.grader.results import failure_message
+    from mlmcourse.grader.verdict import failure_of
 
-    return bool(failure_message(cell))
+    return bool(failure_of(cell))
 
 
 def test_the_gradebook_decides_scores_and_lateness(tmp_path):
@@ -319,6 +315,6 @@ def test_the_synthetic_class_of_the_benchmark(tmp_path, sample_class):
         assert sorted(s for g in check.groups for s in g.students) == expected, check.title
     kinds = Counter(i.kind for i in report.incidents)
     expected_kinds = Counter(
-        incident.get("kind") for (student, name), sample in origin.items()
+        incident.kind for (student, name), sample in origin.items()
         for incident in sample_class.students[sample].submissions[name].incidents)
-    assert kinds == expected_kinds and kinds["tamper"] > 0
+    assert kinds == expected_kinds and kinds["unchecked"] > 0

@@ -1,7 +1,8 @@
-"""The trusted side's scan of answer cells for reaches into the grader (mlmcourse/grader/tamper.py).
+"""The trusted side's scan of answer cells for what the grader cannot check (grader/scan.py).
 
-A finding costs a submission the checks whose verdict rests on the worker's claims; so the scan
-must find every known way in, and must find nothing in honest code, however it is written."""
+A finding costs nothing: it marks the checks that rest on the worker's report for a TA's look.
+So the scan must find every known way in, and should find nothing in honest code, however it is
+written (a note on an honest answer is noise a TA must read)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import importlib.util
 import pytest
 from conftest import ROOT
 
-from mlmcourse.build.samples import load_sample, sample_notebook
+from mlmcourse.build.samples import committed_verdicts, load_sample, sample_notebook
 from mlmcourse.course.cells import grade_id, is_solution
 from mlmcourse.course.layout import notebook_names
-from mlmcourse.grader.tamper import scan_source
+from mlmcourse.grader.scan import scan_source
 
 WAYS_IN = {
     "the grader's package": "import mlmcourse.grader.worker as w\nw.MAX_RECORDED_OPS = 0",
@@ -61,6 +62,10 @@ WAYS_IN = {
     "torch.jit.fork": "torch.jit.fork(f)",
     "the grader through the course package": "import mlmcourse.teaching\nmlmcourse.grader",
     "a bare import of the course package": "import mlmcourse",
+    # the third measurement of issue 26: ways in without a name the old scan knew
+    "the module table through an alias": "import sys as s\ns.modules['x']",
+    "a builtin rebound to itself": "exec = exec\nexec('x = 1')",
+    "the shell running strings, by a saved handle": "ip = get_ipython()\nip.ex('x = 1')",
 }
 
 HONEST = {
@@ -88,6 +93,14 @@ HONEST = {
     "get_ipython()": "assert get_ipython() is not None",
     "stderr": "import sys\nprint('x', file=sys.stderr)",
     "a literal open": "open('notes.txt')",
+    # honest habits the old scan took for reaches (issue 26): they cost points then
+    "logging the count": "import logging\nlogging.getLogger(__name__).info('%d sites', n)",
+    "ctx.ex for the exponentials": "ctx.ex = torch.exp(z - z.max())\ny = ctx.ex.sum()",
+    "getattr over spelt-out dtype names":
+        "ALLOWED = {getattr(torch, n) for n in ('float32', 'float64')}",
+    "getattr in a loop over spelt-out names":
+        "for name in ('float32', 'float64'):\n    kinds.append(getattr(torch, name))",
+    "pathlib": "from pathlib import Path\nPath('notes.txt').exists()",
 }
 
 
@@ -116,7 +129,11 @@ def test_no_honest_or_wrong_sample_is_flagged():
     assert all(sample.startswith("hostile_") for sample in flagged), flagged
 
 
-def test_a_tampering_sample_never_scores_more_than_its_honest_twin():
+def test_a_reach_never_pays_silently():
+    """A sample that reaches past its answer (it names the same code without the reach as its
+    TWIN) scores no more than its twin in each notebook, or its verdict there says the grader
+    could not check it (an `unchecked` incident: the TA is shown it, with the points at stake)."""
+    silent = []
     for path in sorted((ROOT / "samples").glob("hostile_*.py")):
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
@@ -125,5 +142,28 @@ def test_a_tampering_sample_never_scores_more_than_its_honest_twin():
         if twin is None:
             continue
         twin_expected = load_sample(ROOT / "samples" / f"{twin}.py", notebook_names(ROOT)).expected
+        verdicts = committed_verdicts(ROOT, path.stem)
         for name, points in module.EXPECTED.items():
-            assert points <= twin_expected[name], (path.stem, name)
+            flagged = any(kind == "unchecked" for kind, _ in verdicts.get(name, {}).get(
+                "incidents", []))
+            if points > twin_expected[name] and not flagged:
+                silent.append(f"{path.stem}/{name}: {points} > {twin_expected[name]}")
+    assert not silent, silent
+
+
+def test_the_scan_never_raises_and_stays_in_its_budget():
+    """Deep nesting, a huge cell, text that is no Python: each is a finding or nothing, never an
+    error, and the scan stops at its budget (it is charged to the notebook's time cap)."""
+    import time
+
+    from mlmcourse.grader.limits import CAPS
+    from mlmcourse.grader.scan import scan_cells
+
+    deep = "x = " + "+".join(["1"] * 100_000)
+    huge = "\n".join(f"y{i} = {i}" for i in range(CAPS.scanned_chars // 8))
+    for source in (deep, huge, "(" * 10_000, "\x00\xff not python"):
+        started = time.monotonic()
+        found = scan_cells([{"grade_id": "answer", "source": source}], budget_s=2.0)
+        assert isinstance(found, list)
+        assert time.monotonic() - started < 30
+    assert scan_cells([{"grade_id": "answer", "source": huge + huge}])  # past the cap: said so

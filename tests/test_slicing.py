@@ -79,6 +79,6 @@ def test_a_notebook_without_graded_cells_is_graded_0_of_0_without_a_kernel(tmp_p
     nb = _notebook(_cell("import torch", "setup"), _cell("print('a long ablation')", "demo"))
     result = engine.grade_notebook("05_appendix", {"05_appendix": nb}, {"05_appendix": nb},
                                    tmp_path, "student", Limits())
-    assert (result.score, result.max_score, result.status, result.tests) == (0, 0, "ok", [])
-    handed_back = nbio.read(result.autograded_path)
+    assert (result.score, result.max_score, result.status, result.checks) == (0, 0, "ok", [])
+    handed_back = nbio.read(engine.autograded_path(tmp_path, "student", "05_appendix"))
     assert [c.outputs[0]["text"] for c in handed_back.cells] == [SKIPPED_NOTE] * 2

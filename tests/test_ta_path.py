@@ -18,14 +18,14 @@ from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.grader import coordinator
 from mlmcourse.grader.config import GradingConfig
 from mlmcourse.grader.grading import export_for_lms
-from mlmcourse.grader.results import NotebookResult
+from mlmcourse.grader.verdict import Check, Verdict
 
 STUDENT = "some_student"
 
 
 def outcome(student: str, score: float, out_of: float) -> coordinator.Outcome:
-    result = NotebookResult("01_x", score, out_of, "ok")
-    return coordinator.Outcome(student, results=[result])
+    verdict = Verdict("01_x", checks=[Check("t", score, out_of)])
+    return coordinator.Outcome(student, verdicts=[verdict])
 
 
 # ---- progress -----------------------------------------------------------------------------------
@@ -63,7 +63,8 @@ def graded_notebook(timing_text: str, answer_text: str) -> nbformat.NotebookNode
 
 
 def write_graded(root: Path, nb: nbformat.NotebookNode) -> bytes:
-    coordinator.write_autograded(root, coordinator.Outcome(STUDENT), {"01_x": nb})
+    outcome = coordinator.Outcome(STUDENT, autograded={"01_x": nbformat.writes(nb).encode()})
+    coordinator.write_autograded(root, outcome)
     return (root / "autograded" / STUDENT / ASSIGNMENT / "01_x.ipynb").read_bytes()
 
 
@@ -100,7 +101,7 @@ def test_students_get_a_name_and_the_submissions_timestamp(course):
         gradebook.update_or_create_student("named", first_name="Ada", last_name="Lovelace")
         submit(course.root, "named", None)
         for student in (STUDENT, "named"):
-            coordinator.record(gradebook, course.root, coordinator.Outcome(student), {})
+            coordinator.record(gradebook, course, coordinator.Outcome(student))
         unnamed, named = gradebook.find_student(STUDENT), gradebook.find_student("named")
         assert (unnamed.last_name, unnamed.first_name) == (STUDENT, ""), (
             "a student without a roster name must show as '<id>, ', not 'None'"
@@ -113,7 +114,7 @@ def test_students_get_a_name_and_the_submissions_timestamp(course):
 def test_export_for_lms_is_nbgraders_csv(course):
     submit(course.root, STUDENT, SUBMITTED_AT)
     with course.gradebook() as gradebook:
-        coordinator.record(gradebook, course.root, coordinator.Outcome(STUDENT), {})
+        coordinator.record(gradebook, course, coordinator.Outcome(STUDENT))
     path = export_for_lms(course)
     assert path == course.root / "grades-lms.csv", "nbgrader_config.py names the export's file"
     rows = list(csv.DictReader(path.open()))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 
-from mlmcourse.build.samples import build_submissions
+from mlmcourse.build.samples import VERDICTS, build_submissions, write_verdicts
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import (
     STUDENTS_ONLY_TAG,
@@ -29,8 +29,9 @@ from mlmcourse.course.headings import (
     is_test_cell,
 )
 from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
-from mlmcourse.grader.config import run_nbgrader
+from mlmcourse.grader.config import GradingConfig, run_nbgrader
 from mlmcourse.grader.grading import autograde, submitted_students
+from mlmcourse.grader.limits import Limits
 
 STAGES = ("release", "notebooks", "graded")
 MANIFEST = "build-manifest.json"
@@ -193,16 +194,24 @@ def build_reading_edition(root: Path, timeout: int = 600) -> None:
         nbio.write(nb, folder / name)
 
 
+# The limits the sample class is graded under: its scores do not depend on them, and a hanging
+# sample costs seconds instead of minutes (the committed messages of a timeout say 4 s).
+SAMPLE_LIMITS = Limits(call_timeout_s=4.0, student_time_s=30.0)
+
+
 def build_graded(root: Path) -> list[str]:
-    """Sample submissions from samples/, then autograde them and write their feedback."""
-    students = [s.student_id for s in build_submissions(root)]
+    """Sample submissions from samples/, then autograde them, write their feedback and each
+    sample's verdicts (samples/verdicts/)."""
+    samples = build_submissions(root)
+    students = [s.student_id for s in samples]
     for student in students:
         for generated in ("autograded", "feedback"):
             folder = root / generated / student
             if folder.exists():
                 shutil.rmtree(folder)
     only_samples = set(submitted_students(root)) == set(students)
-    autograde(root, None if only_samples else students)
+    autograde(GradingConfig.load(root, limits=SAMPLE_LIMITS), None if only_samples else students)
+    write_verdicts(root, samples)
     return students
 
 
@@ -213,8 +222,11 @@ def input_digest(root: Path, inputs: Iterable[str]) -> str:
         path = root / name
         files = [path] if path.is_file() else sorted(path.rglob("*"))
         for file in files:
+            relative = file.relative_to(root)
+            if relative.is_relative_to(VERDICTS):  # made by the build, not an input of it
+                continue
             if file.is_file() and "__pycache__" not in file.parts:
-                digest.update(file.relative_to(root).as_posix().encode() + b"\0")
+                digest.update(relative.as_posix().encode() + b"\0")
                 digest.update(file.read_bytes() + b"\0")
     return digest.hexdigest()
 

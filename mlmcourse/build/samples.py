@@ -175,3 +175,60 @@ def sample_home(root: Path, sample: SampleStudent, name: str, home: Path) -> Pat
         nbio.write(handed_in or sample_notebook(root, reference, other),
                    folder / f"{other}.ipynb")
     return folder / f"{name}.ipynb"
+
+
+# ---- each sample's verdicts, as committed: what the grader decided, check by check ---------------
+
+VERDICTS = Path("samples") / "verdicts"  # one JSON file per sample student (written by the build)
+
+
+def verdict_summary(verdict) -> dict:
+    """What a sample's committed verdict file holds of one notebook: status, score, each
+    check's points and message (in the notebook's order), the incidents and the answers left
+    as released (no times)."""
+    return {
+        "status": str(verdict.status),
+        "score": verdict.score,
+        "max_score": verdict.max_score,
+        "checks": [[c.grade_id, c.points, c.message] for c in verdict.checks],
+        "incidents": [[str(i.kind), i.detail] for i in verdict.incidents],
+        "unanswered": list(verdict.unanswered),
+    }
+
+
+def graded_verdicts(root: Path, student_id: str) -> dict:
+    """{notebook: verdict summary} of a student's autograded notebooks under `root`."""
+    from mlmcourse.grader.verdict import verdict_of
+
+    folder = root / "autograded" / student_id / ASSIGNMENT
+    found = {}
+    for path in sorted(folder.glob("*.ipynb")):
+        verdict = verdict_of(nbio.read(path))
+        if verdict is not None:
+            found[path.stem] = verdict_summary(verdict)
+    return found
+
+
+def committed_verdicts(root: Path, student_id: str) -> dict:
+    """A sample's committed verdicts (samples/verdicts/<id>.json), {} where there are none."""
+    import json
+
+    path = root / VERDICTS / f"{student_id}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def verdicts_text(verdicts: dict) -> str:
+    import json
+
+    return json.dumps(verdicts, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_verdicts(root: Path, students: list[SampleStudent]) -> None:
+    """samples/verdicts/<student>.json for every sample student, from scratch."""
+    folder = root / VERDICTS
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for student in students:
+        text = verdicts_text(graded_verdicts(root, student.student_id))
+        (folder / f"{student.student_id}.json").write_text(text, encoding="utf-8")

@@ -116,7 +116,7 @@ NOTEBOOK_MARGIN_S = 60.0
 # How a result's detail starts when the trusted kernel died (the grader's failure, retried).
 KERNEL_DIED = "the grading kernel died"
 # If a cell ignores the interrupt that ends it, the run is cancelled this long after the cap.
-HARD_STOP_GRACE_S = 15.0
+HARD_STOP_GRACE_S = 1.0
 
 
 # The detail of a notebook that has no graded cell and is therefore not run.
@@ -134,21 +134,14 @@ class NotebookTimeout(Exception):
 
 def _notebook_client(nb, cwd: Path, limits: Limits, deadline: float):
     """An nbclient client for the trusted kernel: no widget front end, and no cell past
-    `deadline` (a `time.monotonic()` instant). nbclient's hooks do the bookkeeping: each wait
-    gets what is left of the cap (`timeout_func`), a cell is not started past the deadline and
-    is remembered while it runs (`on_cell_start`, `on_cell_executed`)."""
+    `deadline` (a `time.monotonic()` instant). nbclient's public hooks do the bookkeeping: each
+    wait gets what is left of the cap (`timeout_func`; nbclient interrupts a cell past it), a
+    cell is not started past the deadline, and the cell that runs is remembered, with whether it
+    ran out of its time (`on_cell_start`, `on_cell_executed`)."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellControlSignal
 
     class Client(NotebookClient):
-        async def _async_handle_timeout(self, timeout, cell=None):
-            # nbclient has no hook here: past the notebook's cap the run stops (the kernel is
-            # shut down next); a cell's own timeout interrupts it, as nbclient does.
-            if time.monotonic() >= self.deadline:
-                raise NotebookTimeout("a cell was running")
-            self.timed_out = True
-            return await super()._async_handle_timeout(timeout, cell)
-
         def handle_comm_msg(self, outs, msg, cell_index):
             # No widget front end here: nbclient's mimic of the Output widget raised KeyError
             # (its `widget_state` is empty with store_widget_state=False) as soon as text went
@@ -179,9 +172,14 @@ def _notebook_client(nb, cwd: Path, limits: Limits, deadline: float):
         # Kept when the run stops inside this cell: it started but did not finish, and must
         # not read as passed.
         client.running_cell = cell
+        client.cell_started, client.cell_allowed = time.monotonic(), timeout_of(cell)
 
     def on_cell_executed(cell, cell_index, execute_reply) -> None:
         client.running_cell = None
+        if time.monotonic() - client.cell_started >= client.cell_allowed:
+            client.timed_out = True  # nbclient interrupted it at its timeout
+            if time.monotonic() >= deadline - 1:
+                client.cut_short = cell  # ... which was the notebook's cap
 
     client = Client(
         nb, kernel_manager_class=_kernel_manager_class(), kernel_name="mlm-trusted",
@@ -192,8 +190,8 @@ def _notebook_client(nb, cwd: Path, limits: Limits, deadline: float):
         on_cell_executed=on_cell_executed,
     )
     client.timed_out = False
-    client.deadline = deadline
-    client.running_cell = None
+    client.running_cell = client.cut_short = None
+    client.cell_started, client.cell_allowed = 0.0, limits.cell_timeout_s
     return client
 
 
@@ -257,20 +255,20 @@ def run_trusted(nb, cwd: Path, config_path: Path, limits: Limits, spent: float =
     except Exception as err:  # noqa: BLE001  (nbclient's own errors: start failures...)
         log.warning("the trusted kernel failed", exc_info=True)
         run.status, run.detail = Status.ERROR, f"{type(err).__name__}: {err}"
-    stopped_in = _index_of(nb, client.running_cell)
-    if run.status is Status.TIMEOUT or (run.status is not Status.OK
-                                        and time.monotonic() >= deadline):
-        # Whatever stopped the run after the cap was the cap (a cancelled cell reads as a dead
-        # kernel to nbclient).
+    stopped_in = _index_of(nb, client.running_cell or client.cut_short)
+    # Whatever stopped the run at the cap was the cap (a cancelled cell reads as a dead kernel
+    # to nbclient; a cell nbclient interrupted at the cap reads as a KeyboardInterrupt).
+    at_cap = run.status is Status.TIMEOUT or client.cut_short is not None or (
+        run.status is not Status.OK and time.monotonic() >= deadline)
+    why = ""
+    if at_cap:
         run.status = Status.TIMEOUT
         run.detail = f"the notebook ran past its cap of {cap:g} s; the tests after that did not run"
         why = f"NotebookTimeout: the notebook ran past its time limit ({cap:g} s) in this cell"
     elif run.status is not Status.OK:
         why = f"GradingStopped: this cell did not finish: {run.detail}"
-    else:
-        why = ""
-        if client.timed_out:
-            run.status, run.detail = Status.TIMEOUT, f"a cell ran past {limits.cell_timeout_s:g} s"
+    elif client.timed_out:
+        run.status, run.detail = Status.TIMEOUT, f"a cell ran past {limits.cell_timeout_s:g} s"
     if why and stopped_in is not None:
         run.stopped[stopped_in] = why
     return run

@@ -38,7 +38,7 @@ ORDINARY_IMPORTS = frozenset({
     "collections", "warnings", "time", "random", "re", "string", "statistics", "enum", "abc",
     "contextlib", "operator", "copy", "numbers", "sys", "os", "gc", "textwrap", "json",
     "decimal", "fractions", "heapq", "bisect", "array", "pprint", "datetime", "matplotlib",
-    "IPython", "__future__", "logging", "pathlib",
+    "IPython", "__future__", "logging", "pathlib", "io",
 })
 # Of the course's own package, the helpers the notebooks themselves import.
 ORDINARY_COURSE = ("mlmcourse.teaching", "mlmcourse.course")

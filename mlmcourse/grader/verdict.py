@@ -11,7 +11,6 @@ table. It travels in the autograded notebook's metadata (`VERDICT_KEY`).
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass, field
 
 from mlmcourse.course.cells import grade_id, is_solution, release_stub, source_text
@@ -19,7 +18,6 @@ from mlmcourse.course.cells import grade_id, is_solution, release_stub, source_t
 VERDICT_KEY = "mlmcourse_verdict"  # the autograded notebook's metadata key
 NO_RESPONSE = "No response."  # nbgrader's comment on an answer cell left as released
 NOT_RUN = "this test did not run (the notebook stopped before it)"
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colour codes, as in tracebacks
 
 
 class Status(enum.StrEnum):
@@ -175,8 +173,10 @@ def verdict_of(nb) -> Verdict | None:
 
 
 def plain_text(text: str) -> str:
-    """`text` without terminal colour codes."""
-    return _ANSI.sub("", text)
+    """`text` without terminal colour codes (nbconvert's own filter)."""
+    from nbconvert.filters import strip_ansi
+
+    return strip_ansi(text)
 
 
 def error_line(output) -> str:

@@ -51,7 +51,7 @@ def test_the_ta_opens_the_report_from_the_lab(course, tmp_path):
         pair.evaluate("entry => entry.scrollIntoView()")
         assert "row_max" in pair.inner_text()
         lab.shoot(page, "report-ta-lab-pair")
-        assert frame.locator("tr.incident[data-kind='tamper']").count() >= 6
+        assert frame.locator("tr.incident[data-kind='unchecked']").count() >= 6
         images = frame.locator(".figs img")
         assert images.count() >= 2
         assert images.first.evaluate("img => img.naturalWidth") > 100  # rendered, offline
