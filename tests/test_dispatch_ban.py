@@ -185,12 +185,13 @@ def test_reported_names_are_plain_capped_strings():
         pass
 
     watcher = Watcher()
+    session = trusted_client.Session("no-zygote", Limits(), None)
     flood = [f"aten::op{i}" for i in range(10_000)]
     reply = {"ops": ["aten::exp", "aten::exp", 7, None, Named("aten::_log_softmax"), "",
                      "x" * 10_000, ["aten::nested"], *flood]}
-    trusted_client.report_ops([watcher], reply)
-    trusted_client.report_ops([watcher], {"ops": "aten::_log_softmax"})
-    trusted_client.report_ops([watcher], {})
+    trusted_client.report_ops([watcher], reply, session, "f")
+    trusted_client.report_ops([watcher], {"ops": "aten::_log_softmax"}, session, "f")
+    trusted_client.report_ops([watcher], {}, session, "f")
     first, not_a_list, missing = watcher.remote
     assert first[0] == "aten::exp" and first.count("aten::exp") == 1
     assert all(type(name) is str and 0 < len(name) <= CAPS.op_name_chars
@@ -198,7 +199,19 @@ def test_reported_names_are_plain_capped_strings():
     assert "aten::_log_softmax" not in first and "aten::nested" not in first
     assert len(first) <= CAPS.recorded_ops
     assert not_a_list == [] and missing == []
-    trusted_client.report_ops([], reply)  # nobody watching: nothing read at all
+    trusted_client.report_ops([], reply, session, "f")  # nobody watching: nothing read at all
+
+
+def test_a_subclass_that_dispatches_for_itself_is_an_incident(tmp_path):
+    """The worker says when a tensor subclass of the answer's handled an operator: what it ran
+    then, no recorder saw, so the trusted side notes the check for a look."""
+    from mlmcourse.grader.protocol import SUBCLASS_DISPATCH
+
+    log = tmp_path / "incidents.jsonl"
+    session = trusted_client.Session("no-zygote", Limits(), str(log))
+    trusted_client.report_ops([Watcher()], {"ops": ["aten::neg", SUBCLASS_DISPATCH]}, session,
+                              "target_log_probs")
+    assert '"unchecked"' in log.read_text() and "tensor subclass" in log.read_text()
 
 
 def rule_test(notebook: str, grade_id: str) -> str:

@@ -208,6 +208,19 @@ def test_trusted_notebook_takes_only_the_solution_cells():
     assert missing[1]["source"] == stub and "raise NotImplementedError()" in stub
 
 
+def test_a_lone_surrogate_in_an_answer_is_kept_as_its_escape(tmp_path):
+    """JSON can carry a lone surrogate, which no notebook file can hold: read as its escape, so
+    the graded notebook can be written (it once failed the student's whole submission)."""
+    from mlmcourse.grader.rebuild import read_submitted_notebook
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 'SURROGATE'")])
+    path = tmp_path / "01_corruption.ipynb"
+    path.write_text(nbformat.writes(nb).replace("SURROGATE", "\\ud800"), encoding="utf-8")
+    read = read_submitted_notebook(path)
+    assert read.cells[0].source == "x = '\\ud800'"
+    nbio.write(read, tmp_path / "written.ipynb")
+
+
 def test_limits_travel_as_json_and_are_checked():
     assert Limits.from_json(LIMITS.to_json()) == LIMITS
     assert Limits.from_json("{}") == Limits()  # the defaults live in one place

@@ -114,9 +114,14 @@ def test_honest_code_is_not_flagged(source):
     assert scan_source(source) == []
 
 
+# An honest sample whose answers use reflection on purpose (`inspect`, `globals()`, `__dict__`):
+# full marks, with notes for a look; no other honest or wrong sample gets a note.
+REFLECTIVE = {"honest_style_reflection"}
+
+
 def test_no_honest_or_wrong_sample_is_flagged():
-    """Only hostile samples reach into the grader; the reference and every honest or wrong
-    student's answer cells read as clean."""
+    """Only hostile samples reach past their answers; the reference and every honest or wrong
+    student's answer cells read as clean (but the one that uses reflection on purpose)."""
     names = notebook_names(ROOT)
     flagged = {}
     for path in sorted((ROOT / "samples").glob("*.py")):
@@ -126,7 +131,8 @@ def test_no_honest_or_wrong_sample_is_flagged():
                 if is_solution(cell) and cell.cell_type == "code" and scan_source(cell.source):
                     flagged.setdefault(student.student_id, []).append(grade_id(cell))
     assert flagged, "the hostile samples that reach into the grader were not found"
-    assert all(sample.startswith("hostile_") for sample in flagged), flagged
+    assert all(sample.startswith("hostile_") or sample in REFLECTIVE for sample in flagged), \
+        flagged
 
 
 def test_a_reach_never_pays_silently():

@@ -46,6 +46,8 @@ import sys
 import time
 import weakref
 
+from mlmcourse.course.cells import SETUP_GRADE_ID
+
 from . import protocol
 from .codec import (
     DTYPES,
@@ -121,15 +123,19 @@ def op_watchers() -> list:
             if callable(getattr(mode, "record_remote", None))]
 
 
-def report_ops(watchers: list, header: dict) -> None:
+def report_ops(watchers: list, header: dict, session: Session, target: str) -> None:
     """Hand the operator names of the worker's reply to the watching modes: plain strings only,
-    deduplicated, capped (the reply comes from the student's process)."""
+    deduplicated, capped (the reply comes from the student's process). A tensor subclass that
+    dispatched operators itself is an incident: the recorder did not see what it ran."""
     if not watchers:
         return
     sent = header.get("ops")
     names = [name for name in sent[:CAPS.recorded_ops] if type(name) is str
              and 0 < len(name) <= CAPS.op_name_chars] if type(sent) is list else []
     names = list(dict.fromkeys(names))
+    if protocol.SUBCLASS_DISPATCH in names:
+        session.incident(Kind.UNCHECKED, f"{target}: a tensor subclass of the answer's "
+                         "dispatched operators itself (what it ran, the recorder did not see)")
     for mode in watchers:
         mode.record_remote(list(names))
 
@@ -219,25 +225,25 @@ class WorkerClient:
         self.sock.on_failure = self.send_failed
         self.generation += 1
         started = time.monotonic()
+        setup = [cell for cell in self.cells if cell.get("grade_id") == SETUP_GRADE_ID]
+        answers = [cell for cell in self.cells if cell.get("grade_id") != SETUP_GRADE_ID]
         try:
-            send_msg(self.sock, {"op": protocol.INIT, "cells": self.cells,
-                                 "values": self.value_names})
-            reply, blob = self.receive(protocol.INIT, "the cells of " + self.label, started)
+            # The setup cell first, on its own: its reply comes before any student code has run
+            # in the process, so what it says of the setup (the grader's own failure) is true.
+            first = self.init(setup, started)[0] if setup else {}
+            reply, blob = self.init(answers, started)
         except (StudentCodeCrashed, StudentCodeTimeout):
             self.start_failures += 1
             raise
-        if reply.get("op") != protocol.READY:
-            self.stop()
-            self.start_failures += 1
-            raise_from_sandbox(StudentCodeCrashed(
-                f"the process running the cells of {self.label} failed outside them"))
         self.start_failures = 0
-        for cell in reply.get("cells", []):
-            if cell.get("grade_id") == "setup" and cell.get("error"):
+        for cell in first.get("cells", []):
+            if cell.get("grade_id") == SETUP_GRADE_ID and cell.get("error"):
                 # The instructor's setup cell failed in the worker: the sandbox lacks something.
                 error = cell["error"]
                 session.incident(Kind.SETUP, f"{self.label}: {error.get('name')}: "
-                                          f"{error.get('message')}")
+                                             f"{error.get('message')}")
+        reply["cells"] = [cell for cell in reply.get("cells", [])
+                          if cell.get("grade_id") != SETUP_GRADE_ID]
         if self.ready is None:
             self.ready = reply
             try:
@@ -245,6 +251,17 @@ class WorkerClient:
                 self.values = values if isinstance(values, dict) else {}
             except Exception:  # noqa: BLE001
                 self.values = {}
+
+    def init(self, cells: list[dict], started: float) -> tuple[dict, bytes]:
+        """Run `cells` in the worker; its `ready` reply (else the student's process failed)."""
+        __tracebackhide__ = True
+        send_msg(self.sock, {"op": protocol.INIT, "cells": cells, "values": self.value_names})
+        reply, blob = self.receive(protocol.INIT, "the cells of " + self.label, started)
+        if reply.get("op") != protocol.READY:
+            self.stop()
+            raise_from_sandbox(StudentCodeCrashed(
+                f"the process running the cells of {self.label} failed outside them"))
+        return reply, blob
 
     def ensure(self) -> None:
         __tracebackhide__ = True
@@ -371,7 +388,7 @@ class WorkerClient:
             raise_from_sandbox(StudentCodeCrashed(f"{target}: malformed reply from the worker"))
         self.rng = rng
         self.apply_claims(leaves, back)
-        report_ops(watchers, header)  # a mode may fail the test here: after the effects
+        report_ops(watchers, header, session, target)  # a mode may fail the test here: last
         if header["op"] == protocol.ERROR:
             raise_from_sandbox(decode_error(header.get("error", {}), target))
         return self.rebuild(header, back, leaves, tensors, target)
@@ -425,6 +442,10 @@ class WorkerClient:
                 continue
             if not (0 <= k < len(outputs)) or not isinstance(caller, torch.Tensor):
                 continue
+            if offset is None:  # memory that overlaps an input's without being a view of it
+                self.session.incident(Kind.UNCHECKED, f"{target} returned memory that overlaps "
+                                      "an input's in a way the grader cannot reproduce")
+                continue
             name = str(dtype).replace("torch.", "")
             dt = getattr(torch, name, None) if name in DTYPES else None
             if not isinstance(dt, torch.dtype) or not view_fits(caller, dt, offset, shape, stride):
@@ -475,7 +496,7 @@ class WorkerClient:
                  pack_tree({"grads": [g.detach() for g in grads]}, allow_pickle=True))
         header, blob = self.receive(protocol.BACKWARD, "in the backward pass", started)
         show_output(header)
-        report_ops(watchers, header)
+        report_ops(watchers, header, self.session, "backward")
         if header["op"] == protocol.ERROR:
             raise_from_sandbox(decode_error(header.get("error", {}), "backward"))
         try:

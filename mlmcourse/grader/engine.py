@@ -332,7 +332,7 @@ def read_incidents(path: Path) -> list[Incident]:
             found.append(Incident(Kind(data["kind"]), str(data.get("detail", ""))))
         except (ValueError, KeyError, TypeError):
             continue
-    return found
+    return list(dict.fromkeys(found))  # one of each (a call repeated says the same)
 
 
 def checks_of(graded, executed, stopped: dict[int, str]) -> list[Check]:
@@ -389,6 +389,7 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     run_dir = course / "run" / name
     copy_submission(course / "submitted" / student / ASSIGNMENT, run_dir, sources)
     config_path = write_harness_config(name, sources, submitted, course)
+    incidents_path(course, name).unlink(missing_ok=True)  # a retry starts with a clean log
     # Read on the trusted side, before the student's code runs: what can the grader not check?
     scanned = time.monotonic()
     findings = scan_cells(worker_cells(name, source_nb, student_nb)[0])

@@ -36,6 +36,22 @@ BOUND_KINDS = ("function", "class", "autograd_function")
 SIBLING_KINDS = ("function", "autograd_function")
 
 
+class Unavailable:
+    """Stands for a name of the student's cells that never ran: using it says why."""
+
+    def __init__(self, err: Exception):
+        self._err = err
+
+    def __call__(self, *args, **kwargs):
+        __tracebackhide__ = True
+        raise_from_sandbox(type(self._err)(f"{self._err}"))
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self  # MaskedLMLoss.apply(...) says why, as a call does
+
+
 class Harness:
     """Installed in the trusted kernel as ``__mlm_grader__``."""
 
@@ -71,6 +87,7 @@ class Harness:
             client.ensure()
         except (StudentCodeCrashed, StudentCodeTimeout) as err:
             if client.ready is None:
+                self.bind_unavailable(grade_id, err)
                 raise_from_sandbox(type(err)(f"{err}"))
         if client.ready is None:
             return
@@ -81,6 +98,12 @@ class Harness:
                     self.bind(client, grade_id)
                     raise_from_sandbox(decode_error(cell["error"], f"cell {grade_id}"))
         self.bind(client, grade_id)
+
+    def bind_unavailable(self, grade_id: str, err: Exception) -> None:
+        """The student's cells could not be run at all: each name the cell would bind raises
+        why when a test uses it (not a NameError that says nothing of the cause)."""
+        for name in self.config["bindings"].get(grade_id, []):
+            self.shell.user_ns[name] = Unavailable(err)
 
     def bind(self, client: WorkerClient, grade_id: str) -> None:
         """Bind the names the reference's cell `grade_id` defines to the student's objects."""

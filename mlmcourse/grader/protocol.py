@@ -32,6 +32,9 @@ from .limits import CAPS
 __all__ = ["REPLIES", "ChannelClosed", "check_reply", "error_info", "recv_msg", "send_msg"]
 
 INIT, CALL, BACKWARD, RELEASE, EXIT = "init", "call", "backward", "release", "exit"
+# Said among a call's operators when a tensor subclass of the student's handled one: what it
+# runs then, the recorder does not see.
+SUBCLASS_DISPATCH = "<a tensor subclass dispatched this operator itself>"
 READY, RESULT, GRADS, ERROR = "ready", "result", "grads", "error"
 
 # The replies each request allows.

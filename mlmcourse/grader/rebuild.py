@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 import shutil
 import stat
 from collections.abc import Iterable
@@ -48,9 +49,23 @@ def read_submitted_notebook(path: Path) -> nbformat.NotebookNode | None:
     try:
         with open(path, "rb") as handle:
             data = handle.read(CAPS.notebook_bytes + 1)
-        return nbformat.reads(data.decode("utf-8"), as_version=4)
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception:  # noqa: BLE001  (a broken file counts as not submitted)
         return None
+    for cell in nb.get("cells", []):
+        if isinstance(cell.get("source"), str):
+            # JSON may carry a lone surrogate (\ud800), which no notebook file can hold: kept
+            # as its escape, so the graded notebook can be written (in a string literal the
+            # escape is the same character when the code runs).
+            cell["source"] = _LONE_SURROGATE.sub(_escaped, cell["source"])
+    return nb
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def copy_submission(submission_dir: Path, destination: Path,

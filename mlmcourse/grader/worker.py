@@ -48,6 +48,8 @@ _STORAGE_OF = _TENSOR.untyped_storage
 _STORAGE_OFFSET = _TENSOR.storage_offset
 _SIZE = _TENSOR.size
 _STRIDE = _TENSOR.stride
+_ELEMENT_SIZE = _TENSOR.element_size
+_PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
 _DATA_PTR = torch._C.StorageBase.data_ptr
 _NBYTES = torch._C.StorageBase.nbytes
 _AUTOGRAD_GRAD = torch.autograd.grad
@@ -68,6 +70,30 @@ def _storage_key(tensor) -> tuple | None:
         return (device, _DATA_PTR(storage))
     except (RuntimeError, NotImplementedError):
         return None
+
+
+def _shared_memory(tensor, storages: list) -> list | None:
+    """How an output shares memory with an input, judged by the bytes its elements occupy
+    (not by its storage's first address: a view made through NumPy starts its own storage
+    elsewhere): [index, offset in the input's storage, sizes, strides, dtype] for a view that
+    lies inside one input; [index, None, ...] for memory that overlaps an input without lying
+    inside it; None when it shares nothing."""
+    key = _storage_key(tensor)
+    if key is None:
+        return None
+    size = _ELEMENT_SIZE(tensor)
+    sizes, strides = tuple(_SIZE(tensor)), tuple(_STRIDE(tensor))
+    if any(n == 0 for n in sizes):
+        return None
+    first = key[1] + _STORAGE_OFFSET(tensor) * size
+    end = first + (sum((n - 1) * abs(st) for n, st in zip(sizes, strides)) + 1) * size
+    for device, start, stop, index in storages:
+        if device != key[0] or first >= stop or end <= start:
+            continue
+        inside = start <= first and end <= stop and (first - start) % size == 0
+        offset = (first - start) // size if inside else None
+        return [index, offset, list(sizes), list(strides), str(tensor.dtype)]
+    return None
 
 
 def _layout(tensor) -> tuple:
@@ -94,6 +120,10 @@ class _OpRecorder(_DispatchMode):
     def __torch_dispatch__(self, op, types, args=(), kwargs=None):
         if len(self.names) < CAPS.recorded_ops:  # the trusted side caps the list again
             self.names.setdefault(_op_name(op))
+            if any(kind not in _PLAIN_TENSORS for kind in types):
+                # what a tensor subclass of the student's runs for this operator runs with the
+                # modes set aside: said, for the trusted side to mark the check for a look
+                self.names.setdefault(protocol.SUBCLASS_DISPATCH)
         return op(*args, **(kwargs or {}))
 
 
@@ -119,18 +149,40 @@ def _op_name(func) -> str:
     return str(getattr(schema, "name", None) or getattr(func, "__name__", "?"))
 
 
+class _Stream(io.TextIOBase):
+    """The worker's sys.stdout / sys.stderr: writes go to the capture of the call running now,
+    so a stream the student's code kept (a logging handler made in an answer cell) still shows
+    under the test that ran it, as in JupyterLab."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.target: io.StringIO | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        return self.target.write(text) if self.target is not None else len(text)
+
+
+_STDOUT, _STDERR = _Stream(), _Stream()
+
+
 @contextlib.contextmanager
 def _capture():
     """Capture sys.stdout / sys.stderr of the student's code (capped). This spares the worker's
     memory and the socket; the cap that counts is the trusted side's (`hygiene.clean_reply`), since
     the student's code can change this module."""
     out, err = _CappedIO(), _CappedIO()
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err
+    saved = _STDOUT.target, _STDERR.target
+    _STDOUT.target, _STDERR.target = out, err
+    sys.stdout, sys.stderr = _STDOUT, _STDERR
     try:
         yield out, err
     finally:
-        sys.stdout, sys.stderr = saved
+        _STDOUT.target, _STDERR.target = saved
 
 
 class _CappedIO(io.StringIO):
@@ -318,14 +370,13 @@ class _Worker:
                               if isinstance(g, torch.Generator)}
 
     @staticmethod
-    def storages(inputs: dict, layouts: dict) -> dict:
-        """Each input's storage (before or after the call) -> its index: an output that shares
-        one is a view of that input."""
-        found: dict = {}
+    def storages(inputs: dict, layouts: dict) -> list[tuple[str, int, int, int]]:
+        """Each input's memory, before and after the call: (device, first byte, end, index)."""
+        found = []
         for i, t in inputs.items():
             for key in (layouts[i][0] if layouts[i] else None, _storage_key(t)):
                 if key is not None:
-                    found.setdefault(key, i)
+                    found.append((*key, key[1] + _NBYTES(_STORAGE_OF(t)), i))
         return found
 
     def pack_result(self, result, storages, in_leaves, reply, back, grad_enabled) -> None:
@@ -338,16 +389,16 @@ class _Worker:
                 tensor = leaf
                 if type(tensor) not in (torch.Tensor, torch.nn.Parameter):
                     tensor = tensor.as_subclass(torch.Tensor)
-                key = _storage_key(tensor)
                 if _REQUIRES_GRAD(tensor):
                     connected = grad_enabled and _GRAD_FN(tensor) is not None
                     (diff if connected else grad_leaf).append(k)
-                elif key is not None and key in storages:
-                    aliases[str(k)] = [storages[key], tensor.storage_offset(),
-                                       list(tensor.shape), list(tensor.stride()),
-                                       str(tensor.dtype)]
-                    packed.append(None)
-                    continue
+                else:
+                    shared = _shared_memory(tensor, storages)
+                    if shared is not None:  # a view of an input, or memory that overlaps one
+                        aliases[str(k)] = shared
+                        if shared[1] is not None:  # a view: rebuilt from the caller's tensor
+                            packed.append(None)
+                            continue
                 packed.append(tensor.detach())
             elif isinstance(leaf, int | float | str | bool | complex | type(None)
                             | torch.dtype | torch.device):
