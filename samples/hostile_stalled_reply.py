@@ -1,5 +1,5 @@
 """A correct solution whose worker stops reading its socket after its reply to the first empty
-batch: the next call times out (test_no_shared_storage's point is lost); a restarted worker
+batch: the next call times out (test_empty's point is lost); a restarted worker
 serves every other test: 23 / 24, the object graph (gc) noted for a look. (A send to a worker
 that stopped reading has its own test in tests/test_attacks.py; here the stall is kept to one
 small request, so the graded notebook is the same on a busy machine.)"""

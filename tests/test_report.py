@@ -11,7 +11,7 @@ import re
 import pytest
 from conftest import ROOT
 
-from mlmcourse.build.samples import load_samples
+from mlmcourse.build.samples import committed_verdicts, load_samples
 from mlmcourse.report.build import PAGE, analyse, write_class_report
 from mlmcourse.report.changes import changes, snapshot
 from mlmcourse.report.collect import ClassData, read_autograded, read_notebook, read_release
@@ -92,7 +92,9 @@ def test_the_checks_carry_their_headings(report):
 
 
 def test_samples_that_reach_past_their_answer_appear_under_incidents(report, samples):
-    tampering = {name for name, sample in samples.items() if _twin(sample)}
+    tampering = {name for name, sample in samples.items() if _twin(sample) and any(
+        kind == "unchecked" for held in committed_verdicts(ROOT, name).values()
+        for kind, _ in held["incidents"])}  # (a reach that gains nothing may go unnoted)
     assert len(tampering) >= 6
     flagged = {incident.student for incident in report.incidents if incident.kind == "unchecked"}
     assert tampering <= flagged
@@ -112,6 +114,8 @@ def test_the_copied_pair_and_no_unrelated_pair(report, samples):
         families[name] = _twin(sample) or name
     for pair in pairs - {frozenset(COPIED_PAIR)}:
         first, second = sorted(pair)
+        if first.startswith("hostile_") and second.startswith("hostile_"):
+            continue  # red-team variants of one attack (threads, the dispatch modes...)
         assert families[first] == families[second], f"unrelated pair flagged: {first}, {second}"
     copied = next(p for p in report.similarity.pairs if {p.first, p.second} == COPIED_PAIR)
     assert copied.grade_id == "target_log_probs" and copied.overlap > 0.9
@@ -159,7 +163,7 @@ def test_changes_since_the_previous_grading(tmp_path, sample_class):
     regraded = copy.deepcopy(sample_class)
     submission = regraded.students["wrong_raw_exp"].submissions["02_stable_log_softmax"]
     fixed = [t for t in submission.tests if not t.passed]
-    submission.tests = [type(t)(t.grade_id, True, t.max_points, t.max_points, "")
+    submission.tests = [type(t)(t.grade_id, t.max_points, t.max_points, "", t.claim)
                         for t in submission.tests]
     submission.score = submission.max_score
     moved = changes(snapshot(sample_class), snapshot(regraded))

@@ -140,7 +140,8 @@ def test_setsid_daemon_sample_scores_exactly_and_nothing_survives(tmp_path, fres
     write_student(ROOT, folder, "hostile_setsid_daemon", [FIRST])
     [result] = grade_submission(ROOT, "hostile_setsid_daemon", folder, tmp_path / "scratch",
                                 Limits(), notebooks=[FIRST])
-    assert result.score == 22  # right answers; starting processes costs the claim check (2)
+    assert result.score == 24  # right answers, flagged for a look (it starts processes)
+    assert result.needs_a_look()
     time.sleep(1)
     assert not survivors(MARKER)
     assert not list(Path("/tmp").glob("HACKED_BY_hostile_setsid_daemon"))
@@ -173,13 +174,13 @@ def test_a_class_with_attackers_costs_the_honest_students_nothing(tmp_path, fres
                               notebooks=[FIRST, EXPERIMENT], progress=False)
     seconds = time.monotonic() - started
     assert not outcome.failed, outcome.failed
-    scores = {(student, r.notebook): r.score for student, done in outcome.outcomes.items()
-              for r in done.results}
+    scores = {(student, v.notebook): v.score for student, done in outcome.outcomes.items()
+              for v in done.verdicts}
     print(f"class of {len(handed_in)} graded in {seconds:.0f} s: {scores}")
     for honest in ("reference", "honest_stderr_every_call"):
         assert scores[(honest, FIRST)] == 24, honest
         assert scores[(honest, EXPERIMENT)] == 5, honest
-    assert scores[("hostile_cpu_hog", FIRST)] == 22  # starting processes: -2
+    assert scores[("hostile_cpu_hog", FIRST)] == 24  # right; starting processes: flagged
     assert scores[("hostile_output_flood", FIRST)] == 22  # reaches into the grader: -2
     assert scores[("hostile_stalled_reply", FIRST)] == 21  # and a stalled call: -1
     assert seconds < 420, f"the class took {seconds:.0f} s"

@@ -21,6 +21,8 @@ same inputs loads the archive (or finds the image in podman's storage) instead o
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -246,12 +248,27 @@ def build(image_key: str) -> dict:
     return {"seconds": built, "archive": archive(image_key)}
 
 
+@contextlib.contextmanager
+def _one_at_a_time():
+    """One build at a time on this machine: `make test` builds the image in the background
+    while the other tests run, and a container test that needs it waits here for that build."""
+    BUILD.mkdir(parents=True, exist_ok=True)
+    with open(BUILD / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def ensure(verbose: bool = False) -> str:
     """The image of the current inputs in podman's storage, tagged NAME:<key> and NAME:latest:
     found there, loaded from its archive, or built. Returns the tag."""
     reason = why_not_here()
     if reason:
         raise ImageError(reason)
+    with _one_at_a_time():
+        return _ensure(verbose)
+
+
+def _ensure(verbose: bool) -> str:
     image_key = key()
     wanted = tag(image_key)
     if podman("image", "exists", wanted, check=False).returncode != 0:

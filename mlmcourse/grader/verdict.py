@@ -107,7 +107,8 @@ class Verdict:
     incidents: list[Incident] = field(default_factory=list)
     detail: str = ""  # what happened, for the TA (a crash, a timeout)
     unanswered: tuple[str, ...] = ()  # answer cells left as released: "No response."
-    seconds: float = 0.0
+    seconds: float = 0.0  # how long the engine took (kept out of the notebook: a regrade
+    #                       writes the same bytes)
     late_penalty: float = 0.0  # the course's late policy, applied by the gradebook writer
 
     @property
@@ -138,8 +139,7 @@ class Verdict:
             "incidents": [{"kind": str(i.kind), "detail": i.detail} for i in self.incidents],
             "checks": [{"grade_id": c.grade_id, "points": c.points, "max_points": c.max_points,
                         "message": c.message, "claim": c.claim} for c in self.checks],
-            "unanswered": list(self.unanswered), "seconds": round(self.seconds, 3),
-            "late_penalty": self.late_penalty,
+            "unanswered": list(self.unanswered), "late_penalty": self.late_penalty,
         }
 
     @classmethod
@@ -151,7 +151,6 @@ class Verdict:
             incidents=[Incident(Kind(i["kind"]), str(i.get("detail", "")))
                        for i in data.get("incidents", [])],
             detail=str(data.get("detail", "")), unanswered=tuple(data.get("unanswered", ())),
-            seconds=float(data.get("seconds", 0.0)),
             late_penalty=float(data.get("late_penalty", 0.0)),
         )
 
