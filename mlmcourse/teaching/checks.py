@@ -2,8 +2,12 @@
 
 Check cells and the public part of each graded cell (before its hidden block) call these, so a
 cell stays two or three lines long and nbgrader's Validate dialog shows the student the message
-right under the few lines that failed. Every helper returns None, so a cell ending with one of
-them echoes nothing. No solution code lives here: only comparisons.
+right under the few lines that failed. Every `expect...` helper returns None, so a cell ending
+with one of them echoes nothing. The hidden tests use the same helpers and the mechanics they
+share (`call_unchanged`, `finite_differences`, the library-loss rule): they run in the trusted
+kernel, where no student code runs, so what they import from here is written once, in public.
+Each graded notebook's `setup` cell imports what its checks use. No solution code lives here:
+only comparisons and mechanics (the reference computations stay in the hidden tests).
 """
 
 from __future__ import annotations
@@ -149,16 +153,33 @@ def _distance(got, expected, what: str) -> float:
     return abs(float(got) - float(expected))
 
 
-def expect_raises(errors, call, what: str) -> None:
-    """Fail unless `call()` raises one of `errors` (an exception class or a tuple of them)."""
+def expect_raises(errors, call, what: str, needs_message: bool = False) -> None:
+    """Fail unless `call()` raises one of `errors` (an exception class or a tuple of them); with
+    `needs_message`, one whose message says something (the contract's "says what is wrong")."""
     try:
         call()
-    except errors:
+    except errors as error:
+        expect(not needs_message or str(error).strip(), f"{what}: the {type(error).__name__} "
+               "needs a message that says what is wrong")
         return
     except Exception as other:  # noqa: BLE001 - report the wrong kind of error plainly
         raise CheckFailed(f"{what}: expected {_names(errors)}, got "
                           f"{type(other).__name__}: {other}") from None
     raise CheckFailed(f"{what}: expected {_names(errors)}, but nothing was raised")
+
+
+def expect_accepted(call, what: str, advice: str = "", errors=Exception):
+    """`call()`'s value, for a call on valid input. An error of `errors` it raises fails as
+    `what (Error: its first line): advice`; NotImplementedError always shows as it is (an
+    unwritten answer), and errors not in `errors` go through unchanged."""
+    try:
+        return call()
+    except NotImplementedError:
+        raise
+    except errors as error:
+        first_line = (str(error).strip().splitlines() or [""])[0]
+        message = f"{what} ({type(error).__name__}: {first_line})"
+        raise CheckFailed(f"{message}: {advice}" if advice else message) from None
 
 
 def expect_rejects(function, valid: dict, bad: dict[str, dict], errors=ValueError) -> None:
@@ -182,7 +203,7 @@ def _gradient(loss_of, logits, scale: float = 1.0):
     return leaf.grad
 
 
-def _finite_differences(loss_of, logits, step: float = 1e-6):
+def finite_differences(loss_of, logits, step: float = 1e-6):
     """Central differences of the student's own forward, one entry at a time (float64); every
     call gets a tensor of its own, so a forward that writes into its input changes nothing here."""
     values = logits.detach().double().reshape(-1)
@@ -221,7 +242,7 @@ def backward_mistake(loss_of, logits, labels, ignore_index: int = -100) -> str |
     if _agree(scaled, grad) and grad.abs().max().item() > 0:
         return ("your backward ignores grad_output: (2.5 * loss).backward() gives the same "
                 "gradient as loss.backward(); multiply by grad_output")
-    numeric = _finite_differences(loss_of, logits)
+    numeric = finite_differences(loss_of, logits)
     if _agree(grad, numeric):
         return None
     count, sites = int((~ignored).sum()), labels.numel()
@@ -276,8 +297,10 @@ def stderr_as_output():
     """Inside the block, what the student's code writes to stderr shows as ordinary output.
 
     nbgrader's Validate fails a graded cell that writes anything to stderr, but the grader does
-    not (a correct answer that warns loses nothing, SPEC "right in both directions"); the public
-    part of each graded cell calls the student's function inside this block, so Validate agrees.
+    not (a correct answer that warns loses nothing, SPEC "right in both directions"). The
+    notebooks need no block: their `setup` cell imports this module, which does the same for
+    the whole notebook under Validate (`_stderr_as_output_under_validate`); this is for a cell
+    that wants it anywhere else.
     """
     with contextlib.redirect_stderr(sys.stdout):
         yield
@@ -288,18 +311,47 @@ def _names(errors) -> str:
     return " or ".join(error.__name__ for error in errors)
 
 
-# The dispatcher operators behind the library losses of notebooks 2 and 3 (every log-softmax and
-# every NLL loss), whatever name the student's code reached them by.
-LIBRARY_LOSS_OPERATORS = frozenset({
-    "aten::log_softmax", "aten::_log_softmax", "aten::special_log_softmax",
-    "aten::_log_softmax_backward_data", "aten::cross_entropy_loss", "aten::nll_loss",
-    "aten::nll_loss_nd", "aten::nll_loss_forward", "aten::nll_loss_backward",
-    "aten::nll_loss2d", "aten::nll_loss2d_forward", "aten::nll_loss2d_backward",
-})
+def call_unchanged(function, *args, **kwargs):
+    """`function(*args, **kwargs)`'s value; fail if the call changed any tensor it was given.
+
+    The first two positional arguments are named logits and labels in the message (notebooks 2
+    and 3), the others by position or keyword. Tensors on the 'meta' device hold no values."""
+    import torch
+
+    names = ["logits", "labels"]
+    given = [(names[i] if i < 2 else f"argument {i + 1}", value) for i, value in enumerate(args)]
+    given += list(kwargs.items())
+    before = [(name, value, value.detach().clone()) for name, value in given
+              if isinstance(value, torch.Tensor) and value.device.type != "meta"]
+    try:
+        return function(*args, **kwargs)
+    finally:
+        for name, value, copy in before:
+            if not torch.equal(value.detach(), copy):
+                advice = (", and never hide a bad result by editing the labels"
+                          if name == "labels" else "")
+                raise CheckFailed(f"your function changed the {name} it was given: never write "
+                                  f"into the caller's tensors (work on a copy{advice})")
+
+
+# The dispatcher operators behind the library losses of notebooks 2 and 3 (every log-softmax:
+# torch., F., torch.special., the method, nn.LogSoftmax, a saved reference, torch.ops.aten...;
+# and every NLL loss: F.nll_loss, F.cross_entropy, the nn modules), whatever name the student's
+# code reached them by, each with what it is in words.
+_LOG_SOFTMAX = "a library log-softmax (torch.log_softmax, F.log_softmax or the .log_softmax method)"
+_NLL = "a library loss (F.cross_entropy, F.nll_loss, nn.CrossEntropyLoss or nn.NLLLoss)"
+LIBRARY_LOSS_OPERATORS = {
+    "aten::log_softmax": _LOG_SOFTMAX, "aten::_log_softmax": _LOG_SOFTMAX,
+    "aten::special_log_softmax": _LOG_SOFTMAX, "aten::_log_softmax_backward_data": _LOG_SOFTMAX,
+    "aten::cross_entropy_loss": _NLL, "aten::nll_loss": _NLL, "aten::nll_loss_nd": _NLL,
+    "aten::nll_loss_forward": _NLL, "aten::nll_loss_backward": _NLL, "aten::nll_loss2d": _NLL,
+    "aten::nll_loss2d_forward": _NLL, "aten::nll_loss2d_backward": _NLL,
+}
 
 
 def expect_no_library_loss(call, what: str) -> None:
-    """Fail if `call()` runs a library log-softmax or NLL loss (the rule of notebooks 2 and 3)."""
+    """Fail if `call()` runs a library log-softmax or NLL loss (the rule of notebooks 2 and 3),
+    under whatever name: the operators it dispatches are watched, forward and backward alike."""
     from torch.utils import _python_dispatch
 
     class _Watch(_python_dispatch.TorchDispatchMode):
@@ -318,9 +370,10 @@ def expect_no_library_loss(call, what: str) -> None:
 
     with _Watch() as watch:
         call()
-    used = sorted(watch.ran & LIBRARY_LOSS_OPERATORS)
-    expect(not used, f"{what} ran {', '.join(used)}: build the loss from torch.logsumexp and "
-                     "gather, not from a library log-softmax or cross-entropy")
+    used = sorted(watch.ran & LIBRARY_LOSS_OPERATORS.keys())
+    kinds = " and ".join(dict.fromkeys(LIBRARY_LOSS_OPERATORS[name] for name in used))
+    expect(not used, f"{what} ran {', '.join(used)}, {kinds}, under whatever name your code "
+                     "calls it: build the loss from torch.logsumexp and gather yourself")
 
 
 def expect_runs(call, what: str, advice: str = ""):
