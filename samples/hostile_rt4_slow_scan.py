@@ -1,15 +1,16 @@
-"""Pads an answer cell with 12,000 comment lines and 100 `%pwd` magics: IPython's input transformer
-re-reads the whole cell once per magic, so turning the cell into Python takes ~14 s on a 2-core
-machine, on the trusted side too.
-Now: a cell with more magic lines than CAPS.scanned_magics is not run through IPython's
-transform (its text is still read) and the budget is checked before each cell: the scan takes
-milliseconds; the worker's start times out as before (0 / 15)."""
+"""A right answer padded with 1,000 comment lines and 100 `%pwd` magics: IPython's input
+transformer re-reads the whole cell once per magic, so turning a cell like it into Python took the
+trusted scan ~14 s at 12,000 lines (past its 10 s budget, and growing as magics times lines).
+Now: a cell with more magic lines than CAPS.scanned_magics (64) is not run through IPython's
+transform by the scan (its text is still read) and the budget is checked before each cell: the
+scan takes milliseconds and notes the magics; the answer is right (15 / 15), flagged for a look.
+(1,000 lines keep the worker's own transform far inside its call limit on a loaded machine.)"""
 
-PADDING = "#\n" * 12_000 + "%pwd\n" * 100
+PADDING = "#\n" * 1_000 + "%pwd\n" * 100
 BASE = "reference"
 PATCHES = {
     "02_stable_log_softmax": {
         "masked_mean_nll": [("sum() / num_selected", "sum() / num_selected\n" + PADDING)],
     },
 }
-EXPECTED = {"02_stable_log_softmax": 0}
+EXPECTED = {"02_stable_log_softmax": 15}
