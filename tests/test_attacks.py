@@ -25,8 +25,8 @@ from conftest import sample
 from mlmcourse.build.editions import GRADING_SECONDS
 from mlmcourse.course import nbio
 from mlmcourse.grader import errors, framing, hygiene, protocol
-from mlmcourse.grader.client import Session, WorkerClient
 from mlmcourse.grader.limits import CAPS, Limits
+from mlmcourse.grader.student_process import Session, StudentProcess
 
 # The scrub as it was (quadratic on a run of slashes): what it did is what it must still do.
 _OLD_SCRUB = re.compile(r"/[^\s\"'\x1b:]*/(?:site-packages|lib/python3\.\d+)/")
@@ -130,11 +130,11 @@ def test_a_reply_header_over_the_cap_is_refused_unread():
 # A worker that stops reading: the send has a deadline, the student is charged, the worker goes.
 
 
-def stalled_client(tmp_path: Path) -> tuple[WorkerClient, socket.socket]:
+def stalled_client(tmp_path: Path) -> tuple[StudentProcess, socket.socket]:
     """A client whose worker socket leads to a peer that never reads."""
     limits = Limits(call_timeout_s=1, student_time_s=10)
     session = Session(str(tmp_path / "no-zygote"), limits, str(tmp_path / "incidents.jsonl"))
-    client = WorkerClient(session, "01_corruption.ipynb", [], [])
+    client = StudentProcess(session, "01_corruption.ipynb", [], [])
     trusted, worker = socket.socketpair()
     client.sock = framing.GuardedSocket(fileno=trusted.detach())
     client.sock.send_timeout = session.call_timeout

@@ -2,8 +2,9 @@
 
 A rule such as "no library loss" (notebooks 2 and 3) is checked on the aten operators the
 student's code actually ran, not on the names it called: a ``TorchDispatchMode`` of the test
-with a ``record_remote`` method gets, through :mod:`mlmcourse.grader.client`, the operators the
-worker (:mod:`mlmcourse.grader.worker`) recorded for each call and for the backward of its result.
+with a ``record_remote`` method gets, through :mod:`mlmcourse.grader.student_process`, the
+operators the student's process (:mod:`mlmcourse.grader.student_side`) recorded for each call and
+for the backward of its result.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import cells_by_grade_id
-from mlmcourse.grader import client as trusted_client
 from mlmcourse.grader import harness as trusted_side
+from mlmcourse.grader import student_process as trusted_client
 from mlmcourse.grader import zygote_handle
 from mlmcourse.grader.limits import CAPS, Limits
 from mlmcourse.grader.proxies import StudentFunction
@@ -119,7 +120,7 @@ def student():
 def requests(monkeypatch):
     """Every header the trusted side sends to a worker, and every reply header it gets."""
     sent, received = [], []
-    original_send, original_receive = trusted_client.send_msg, trusted_client.WorkerClient.receive
+    original_send, original_receive = trusted_client.send_msg, trusted_client.StudentProcess.receive
 
     def spy_send(sock, header, *args, **kwargs):
         sent.append(header)
@@ -131,7 +132,7 @@ def requests(monkeypatch):
         return header, blob
 
     monkeypatch.setattr(trusted_client, "send_msg", spy_send)
-    monkeypatch.setattr(trusted_client.WorkerClient, "receive", spy_receive)
+    monkeypatch.setattr(trusted_client.StudentProcess, "receive", spy_receive)
     return sent, received
 
 

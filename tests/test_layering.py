@@ -111,7 +111,7 @@ def test_the_authoring_map_names_every_room():
 
 # The untrusted side imports only what it needs to talk and to run cells; nothing trusted
 # imports it (a module the student's process can change must never shape the trusted side).
-WORKER = "mlmcourse.grader.worker"
+STUDENT_SIDE = "mlmcourse.grader.student_side"
 WORKER_MAY_IMPORT = {"mlmcourse.grader.protocol", "mlmcourse.grader.codec",
                      "mlmcourse.grader.framing", "mlmcourse.grader.hygiene",
                      "mlmcourse.grader.limits",  # the caps, declared once: plain data
@@ -120,9 +120,9 @@ WORKER_MAY_IMPORT = {"mlmcourse.grader.protocol", "mlmcourse.grader.codec",
 
 def test_the_worker_imports_only_the_protocol_the_codec_and_the_cell_runner():
     graph = import_graph()
-    assert graph[WORKER] <= WORKER_MAY_IMPORT, graph[WORKER] - WORKER_MAY_IMPORT
+    assert graph[STUDENT_SIDE] <= WORKER_MAY_IMPORT, graph[STUDENT_SIDE] - WORKER_MAY_IMPORT
     importers = sorted(module for module, imports in graph.items()
-                       if WORKER in imports and module != "mlmcourse.grader.zygote")
+                       if STUDENT_SIDE in imports and module != "mlmcourse.grader.zygote")
     assert not importers, f"trusted modules import the worker: {importers}"
 
 

@@ -10,6 +10,7 @@ import re
 
 import pytest
 from conftest import ROOT
+from test_scan import REFLECTIVE
 
 from mlmcourse.build.samples import committed_verdicts, load_samples
 from mlmcourse.report.build import PAGE, analyse, write_class_report
@@ -99,7 +100,7 @@ def test_samples_that_reach_past_their_answer_appear_under_incidents(report, sam
     flagged = {incident.student for incident in report.incidents if incident.kind == "unchecked"}
     assert tampering <= flagged
     honest = {name for name in samples if name.startswith(("honest_", "wrong_"))} | {"reference"}
-    assert not flagged & honest
+    assert flagged & honest == REFLECTIVE  # reflection on purpose: full marks, noted
     kinds = {(incident.student, incident.kind) for incident in report.incidents}
     assert ("hostile_hang", "timeout") in kinds
     assert ("hostile_segfault", "crash") in kinds

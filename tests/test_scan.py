@@ -17,8 +17,8 @@ from mlmcourse.course.layout import notebook_names
 from mlmcourse.grader.scan import scan_source
 
 WAYS_IN = {
-    "the grader's package": "import mlmcourse.grader.worker as w\nw.MAX_RECORDED_OPS = 0",
-    "from-import of the grader": "from mlmcourse.grader import worker",
+    "the grader's package": "import mlmcourse.grader.student_side as w\nw.MAX_RECORDED_OPS = 0",
+    "from-import of the grader": "from mlmcourse.grader import student_side",
     "the module table": "import sys\nsys.modules['x'].has_data = None",
     "the module table, imported": "from sys import modules",
     "the module table of another module": "torch.nn.modules.module.sys.modules",

@@ -93,6 +93,6 @@ def test_validate_tells_the_truth_without_course_config(course, tmp_path, name):
 ])
 def test_a_right_answer_that_writes_to_stderr_passes_validate(course, tmp_path, name):
     """nbgrader fails a graded cell with stderr output; the grader gives full marks, so the
-    public parts run the student's function inside stderr_as_output()."""
+    setup cell's import of the checks shows stderr as ordinary output under Validate."""
     output = validate(student_home(course, tmp_path, name, "honest_stderr_every_call"), tmp_path)
     assert PASSED in output, f"a right answer that warns fails Validate:\n{output[-3000:]}"

@@ -1,13 +1,13 @@
 """The codec of values that cross the boundary: ``pack_tree`` / ``unpack_tree``.
 
-A JSON description of a tree (tuples, lists, dicts, numbers, strings, dtypes, devices) and the
-raw bytes of each tensor storage once, so that views keep their storage sharing. Only the trusted
-side may send pickles (its arguments may hold other objects, e.g. a ``torch.Generator``); what a
-worker sends back is never unpickled, and every tensor is checked against the bytes it came with.
+A JSON description of a tree (tuples, lists, dicts, numbers, strings, dtypes, devices) and the raw
+bytes of each tensor storage once, so that views keep their storage sharing. Only the trusted side
+may send pickles (its arguments may hold other objects, e.g. a ``torch.Generator``); what a student
+process sends back is never unpickled, and every tensor is checked against the bytes it came with.
 
 A request's storages may live in memory both sides map (`unpack_tree(..., shared=True)`): the
-worker's tensors are then views of that memory, and what the student's code writes into them is
-seen by the trusted side itself (:mod:`mlmcourse.grader.shared_inputs`), not reported.
+student process's tensors are then views of that memory, and what the student's code writes into
+them is seen by the trusted side itself (:mod:`mlmcourse.grader.shared_inputs`), not reported.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def pack_tree(obj: Any, allow_pickle: bool = False) -> bytes:
 
     Tensors keep their storage sharing (one copy of each storage; views keep offset and strides).
     Only the trusted side may set `allow_pickle` (its arguments may hold other objects: the
-    worker unpickles them); the worker's replies are never unpickled.
+    student process unpickles them); the student process's replies are never unpickled.
     """
     import pickle
 
@@ -134,7 +134,7 @@ def pack_tree(obj: Any, allow_pickle: bool = False) -> bytes:
 def unpack_tree(blob, allow_pickle: bool = False, shared: bool = False) -> Any:
     """Decode `pack_tree`. Without `allow_pickle` (the trusted side) nothing but tensors and plain
     values can come out, and every tensor is checked against the bytes it was given. `shared`
-    (the worker, on a request in shared memory): tensors are views of `blob`'s memory (a
+    (the student process, on a request in shared memory): tensors are views of `blob`'s memory (a
     writable buffer), not copies."""
     import pickle
 
@@ -227,12 +227,12 @@ def unpack_tree(blob, allow_pickle: bool = False, shared: bool = False) -> Any:
 
 
 def unpack_reply(blob: bytes) -> Any:
-    """Load what the worker sent: tensors and plain data only, never code."""
+    """Load what the student process sent: tensors and plain data only, never code."""
     return unpack_tree(blob, allow_pickle=False)
 
 
 def unpack_request(blob, shared: bool = False) -> Any:
-    """Load what the trusted kernel sent (worker side); `shared`: see `unpack_tree`."""
+    """Load what the trusted kernel sent (student process side); `shared`: see `unpack_tree`."""
     return unpack_tree(blob, allow_pickle=True, shared=shared)
 
 

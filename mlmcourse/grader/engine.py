@@ -10,35 +10,31 @@ once, as regular files, and copied into ``scratch``).
 How a notebook is graded:
 
 1. The graded notebook is rebuilt from the instructor's ``source/`` notebook and the student's
-   solution cells only (:mod:`mlmcourse.grader.rebuild`).
-2. The rebuilt notebook runs in a *trusted* Jupyter kernel (forked by
-   :mod:`mlmcourse.grader.zygote`, with :mod:`mlmcourse.grader.harness` installed) in a scratch
-   copy of the submission. The student's code never runs in it: in place of each solution cell
-   the kernel binds the names the reference solution defines to proxies. The student's cells
-   (after the ``setup`` cell of the source) run in a separate *worker* process
-   (:mod:`mlmcourse.grader.worker`): sandboxed where the platform allows
-   (:mod:`mlmcourse.grader.sandbox`: no course directory, no network, read-only system,
-   ``nobody``), with the memory, CPU-time and wall-clock `Limits` everywhere. Each call of a
-   proxy ships tensors there and back as raw storage bytes plus a JSON description
-   (:mod:`mlmcourse.grader.protocol`, :mod:`mlmcourse.grader.codec`); nothing the worker sends
-   is ever unpickled.
-   Only the cells a score can depend on run (:mod:`mlmcourse.grader.slicing`): the setup cell,
-   the answer cells, the graded cells and the cells whose names those read; a demo cell shows a
-   one-line note instead of its output, and a notebook with no graded cell is not run at all
-   (0 / 0).
-3. Each graded cell scores its points when it ran and raised no error
-   (:func:`mlmcourse.grader.verdict.failure_of`); output on stderr costs nothing. Before the
-   notebook runs, the trusted scan (:mod:`mlmcourse.grader.scan`) reads the answer cells for
-   what the grader cannot check: a finding costs no point, it is an incident that marks the
-   checks resting on the worker's report for a TA's look.
+solution cells only (:mod:`mlmcourse.grader.rebuild`). 2. The rebuilt notebook runs in a *trusted*
+Jupyter kernel (forked by :mod:`mlmcourse.grader.zygote`, with :mod:`mlmcourse.grader.harness`
+installed) in a scratch copy of the submission. The student's code never runs in it: in place of
+each solution cell the kernel binds the names the reference solution defines to proxies. The
+student's cells (after the ``setup`` cell of the source) run in a separate *student process* process
+(:mod:`mlmcourse.grader.student_side`): sandboxed where the platform allows
+(:mod:`mlmcourse.grader.sandbox`: no course directory, no network, read-only system, ``nobody``),
+with the memory, CPU-time and wall-clock `Limits` everywhere. Each call of a proxy ships tensors
+there and back as raw storage bytes plus a JSON description (:mod:`mlmcourse.grader.protocol`,
+:mod:`mlmcourse.grader.codec`); nothing the student process sends is ever unpickled. Only the cells
+a score can depend on run (:mod:`mlmcourse.grader.slicing`): the setup cell, the answer cells, the
+graded cells and the cells whose names those read; a demo cell shows a one-line note instead of its
+output, and a notebook with no graded cell is not run at all (0 / 0). 3. Each graded cell scores its
+points when it ran and raised no error (:func:`mlmcourse.grader.verdict.failure_of`); output on
+stderr costs nothing. Before the notebook runs, the trusted scan (:mod:`mlmcourse.grader.scan`)
+reads the answer cells for what the grader cannot check: a finding costs no point, it is an incident
+that marks the checks resting on the student process's report for a TA's look.
 
 So an input transformer, a patched ``torch.equal`` or ``AssertionError``, an overridden
 ``showtraceback``, edited or deleted tests and reads or writes of the gradebook all happen (if at
-all) in the worker, where they change nothing the tests see. A hang, a crash or a memory blow-up
-in the student's code fails the test cell that called it (``StudentCodeTimeout`` /
-``StudentCodeCrashed``); the worker is started again for the next call, and a time budget per
-notebook bounds the total. A trusted kernel that dies or a cell that overruns
-``cell_timeout_s`` costs only the tests of that notebook that did not pass.
+all) in the student process, where they change nothing the tests see. A hang, a crash or a memory
+blow-up in the student's code fails the test cell that called it (``StudentCodeTimeout`` /
+``StudentCodeCrashed``); the student process is started again for the next call, and a time budget
+per notebook bounds the total. A trusted kernel that dies or a cell that overruns ``cell_timeout_s``
+costs only the tests of that notebook that did not pass.
 
 The trusted kernel runs as under ``nbgrader autograde``: ``NBGRADER_EXECUTION=autograde`` is in
 its environment, so interactive teaching code (the sliders of notebook 4,
@@ -300,7 +296,7 @@ def autograded_path(course: Path, student: str, name: str) -> Path:
 
 def write_harness_config(name: str, sources: dict, submitted: dict, course: Path) -> Path:
     """What the trusted kernel's harness needs (read by `mlmcourse.grader.harness.install`):
-    the cells each submitted notebook's worker runs, the names each solution cell of `name`
+    the cells each submitted notebook's student process runs, the names each solution cell of `name`
     binds, and the incident log."""
     notebooks, bindings = {}, {}
     for other, other_nb in submitted.items():
@@ -322,7 +318,8 @@ def incidents_path(course: Path, name: str) -> Path:
 
 
 def read_incidents(path: Path) -> list[Incident]:
-    """What went wrong in the workers (`mlmcourse.grader.client.Session.incident`)."""
+    """What went wrong in the student processes
+    (`mlmcourse.grader.student_process.Session.incident`)."""
     if not path.exists():
         return []
     found = []
@@ -353,7 +350,7 @@ def checks_of(graded, executed, stopped: dict[int, str]) -> list[Check]:
 
 
 def status_of(run_status: Status, incidents: list[Incident]) -> Status:
-    """The notebook's status: the run's, unless the workers' incidents say more."""
+    """The notebook's status: the run's, unless the student processes' incidents say more."""
     kinds = {incident.kind for incident in incidents}
     if Kind.SETUP in kinds:
         return Status.ERROR  # the grader's fault (the sandbox), not the student's: retried
@@ -381,7 +378,7 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     skip_unneeded(source_nb, executed)  # only the graded cells and what they need run
     if not any(is_graded(cell) for cell in source_nb.cells):
         # An ungraded appendix scores 0 / 0 whatever it holds: not run at all (no kernel, no
-        # worker); the autograded notebook shows the answers, unexecuted.
+        # student process); the autograded notebook shows the answers, unexecuted.
         checks_of(graded, executed, {})
         verdict = Verdict(name, Status.OK, [], [], NOT_EXECUTED, left,
                           time.monotonic() - started)

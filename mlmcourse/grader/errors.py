@@ -1,5 +1,5 @@
-"""The trusted side's view of what went wrong in a worker: the exceptions a test sees, and how
-an error the worker described (`protocol.error_info`) becomes one.
+"""The trusted side's view of what went wrong in a student process: the exceptions a test sees, and
+how an error the student process described (`protocol.error_info`) becomes one.
 
 An exception in the student's code travels as the names of its classes, its message and the
 student's part of the traceback; the trusted side re-raises it as the first builtin class in that

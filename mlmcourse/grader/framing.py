@@ -1,9 +1,9 @@
 """Framing: one message is ``[u32 header length][u64 blob length][JSON header][blob]`` over a
 stream socket (and, with it, file descriptors where a message passes shared memory).
 
-The trusted end of a worker's socket is a `GuardedSocket`: every send has a deadline, so a worker
-that stops reading cannot hold the trusted kernel. Replies are bounded (`CAPS.reply_header_bytes`,
-the caller's `max_blob`) before a byte of their body is read.
+The trusted end of a student process's socket is a `GuardedSocket`: every send has a deadline, so a
+student process that stops reading cannot hold the trusted kernel. Replies are bounded
+(`CAPS.reply_header_bytes`, the caller's `max_blob`) before a byte of their body is read.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ class ChannelClosed(EOFError):
 
 
 def send_msg(sock: socket.socket, header: dict, blob: bytes = b"", fds: list[int] = ()) -> None:
-    """One message (the trusted side's worker socket, a `GuardedSocket`, has a deadline)."""
+    """One message (the trusted side's student process socket, a `GuardedSocket`, has a
+    deadline)."""
     head = json.dumps(header).encode()
     data = _FRAME.pack(len(head), len(blob)) + head
     if fds:
@@ -97,10 +98,11 @@ def recv_msg(
 
 
 class GuardedSocket(socket.socket):
-    """The trusted end of a worker's socket: every send has a deadline (`send_timeout()`
-    seconds), so a worker that stops reading cannot hold the trusted kernel. A send that fails
-    (past its deadline, or the worker gone) is handed to `on_failure(error, started)`, which
-    charges the student and stops the worker; the error is raised when that returns."""
+    """The trusted end of a student process's socket: every send has a deadline (`send_timeout()`
+    seconds), so a student process that stops reading cannot hold the trusted kernel. A send that
+    fails (past its deadline, or the student process gone) is handed to `on_failure(error,
+    started)`, which charges the student and stops the student process; the error is raised when
+    that returns."""
 
     send_timeout: Callable[[], float] | None = None
     on_failure: Callable[[BaseException, float], None] | None = None

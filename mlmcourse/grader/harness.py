@@ -2,17 +2,17 @@
 
 The trusted kernel (forked by :mod:`mlmcourse.grader.zygote`, driven by
 :mod:`mlmcourse.grader.engine`) executes the notebook rebuilt from ``source/``
-(:mod:`mlmcourse.grader.rebuild`): locked cells and hidden tests are the instructor's; in place
-of each of the student's solution cells it runs ``__mlm_grader__.solution_cell(GRADE_ID)``, which
-shows what the student's cell printed and binds the names the reference solution defines
+(:mod:`mlmcourse.grader.rebuild`): locked cells and hidden tests are the instructor's; in place of
+each of the student's solution cells it runs ``__mlm_grader__.solution_cell(GRADE_ID)``, which shows
+what the student's cell printed and binds the names the reference solution defines
 (``make_mlm_inputs``, ``MaskedLMLoss``, ...) to proxies (:mod:`mlmcourse.grader.proxies`). The
-student's code itself runs only in a worker process, one per notebook, reached through a
-:class:`~mlmcourse.grader.client.WorkerClient`: plain Python, the notebook's ``setup`` cell and
-the student's solution cells exec'd into one namespace. A sibling notebook loaded by a test
-(:mod:`mlmcourse.course.siblings`) gets a worker of its own, and proxies for its functions.
+student's code itself runs only in a student process process, one per notebook, reached through a
+:class:`~mlmcourse.grader.student_process.StudentProcess`: plain Python, the notebook's ``setup``
+cell and the student's solution cells exec'd into one namespace. A sibling notebook loaded by a test
+(:mod:`mlmcourse.course.siblings`) gets a student process of its own, and proxies for its functions.
 
-What the kernel is told comes in its environment: ``MLM_HARNESS`` (the engine's JSON: the
-notebook, every notebook's worker cells, the names each solution cell binds, the incident log),
+What the kernel is told comes in its environment: ``MLM_HARNESS`` (the engine's JSON: the notebook,
+every notebook's student process cells, the names each solution cell binds, the incident log),
 ``MLM_LIMITS`` (:meth:`mlmcourse.grader.limits.Limits.to_json`) and ``MLM_ZYGOTE`` (the zygote's
 socket).
 """
@@ -26,10 +26,10 @@ from pathlib import Path
 from mlmcourse.course.siblings import NotebookNotReady, install_graded_loader
 from mlmcourse.course.siblings import notebook_label as _label
 
-from .client import Session, WorkerClient, show_output
 from .errors import StudentCodeCrashed, StudentCodeTimeout, decode_error, raise_from_sandbox
 from .limits import Limits
 from .proxies import proxy_for
+from .student_process import Session, StudentProcess, show_output
 
 # What a solution cell binds in the tests' namespace; a sibling notebook lends only functions.
 BOUND_KINDS = ("function", "class", "autograd_function")
@@ -62,21 +62,21 @@ class Harness:
         self.shell = shell
         self.notebook = config["notebook"]  # the file name of the notebook being graded
         self.session = Session(zygote, limits, config.get("incidents"))
-        # Every name the graded notebook's solution cells bind: the worker sends the values
+        # Every name the graded notebook's solution cells bind: the student process sends the values
         # of those that are plain data.
         self.value_names = sorted({name for names in config["bindings"].values()
                                    for name in names})
-        self.clients: dict[str, WorkerClient] = {}
+        self.clients: dict[str, StudentProcess] = {}
         torch.set_num_threads(1)
 
-    def client(self, label: str) -> WorkerClient | None:
-        """The worker client of notebook `label` (started on first use); None when the
+    def client(self, label: str) -> StudentProcess | None:
+        """The student process client of notebook `label` (started on first use); None when the
         submission has no such notebook."""
         if label not in self.clients:
             cells = self.config["notebooks"].get(label)
             if cells is None:
                 return None
-            self.clients[label] = WorkerClient(self.session, label, cells, self.value_names)
+            self.clients[label] = StudentProcess(self.session, label, cells, self.value_names)
         return self.clients[label]
 
     def solution_cell(self, grade_id: str) -> None:
@@ -105,7 +105,7 @@ class Harness:
         for name in self.config["bindings"].get(grade_id, []):
             self.shell.user_ns[name] = Unavailable(err)
 
-    def bind(self, client: WorkerClient, grade_id: str) -> None:
+    def bind(self, client: StudentProcess, grade_id: str) -> None:
         """Bind the names the reference's cell `grade_id` defines to the student's objects."""
         names = client.names()
         for name in self.config["bindings"].get(grade_id, []):

@@ -1,7 +1,7 @@
-"""What a worker's reply may put in front of a reader: capped, and plain text.
+"""What a student process's reply may put in front of a reader: capped, and plain text.
 
-The worker caps its own output, but its modules are the student's to change; these run on the
-trusted side, on every reply, and every character shown is charged to the notebook's budget.
+The student process caps its own output, but its modules are the student's to change; these run on
+the trusted side, on every reply, and every character shown is charged to the notebook's budget.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ def _escape(match: re.Match) -> str:
 def clean_text(value: Any, cap: int = CAPS.output_chars, note: str = TRUNCATED,
                tail: bool = False) -> str:
     """`value` as plain text: its first (or last) `cap` characters, `note` after a cut head; not
-    a str: empty. Linear, reading about `cap` characters (an honest worker's text is unchanged)."""
+    a str: empty. Linear, reading about `cap` characters (an honest student process's text is
+    unchanged)."""
     if not isinstance(value, str):
         return ""
-    limit = cap + len(note)  # the longest an honest worker sends
+    limit = cap + len(note)  # the longest an honest student process sends
     text = _UNSAFE.sub(_escape, value[-limit:] if tail else value[:limit])
     if len(value) <= limit and len(text) <= limit:
         return text
@@ -38,7 +39,7 @@ def clean_text(value: Any, cap: int = CAPS.output_chars, note: str = TRUNCATED,
 
 
 def clean_error(info: Any) -> dict:
-    """An error a worker described (`protocol.error_info`), capped and plain."""
+    """An error a student process described (`protocol.error_info`), capped and plain."""
     info = info if isinstance(info, dict) else {}
     mro = info.get("mro") if isinstance(info.get("mro"), list) else []
     return {"mro": [[clean_text(e[0], 200, ""), clean_text(e[1], 200, "")] for e in mro[:32]
@@ -70,7 +71,7 @@ class OutputBudget:
 
 
 def clean_reply(header: dict, budget: OutputBudget | None) -> dict:
-    """A worker's reply with its text capped and plain: the output of the call and the text
+    """A student process's reply with its text capped and plain: the output of the call and the text
     of its error (both charged to `budget` when they will be shown), the cells' outputs and the
     names' docs."""
     clean = dict(header)

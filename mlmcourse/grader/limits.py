@@ -2,7 +2,7 @@
 
 `Limits` is made once (the engine's caller, nbgrader's configuration) and travels to the
 processes that enforce it as JSON, in the ``MLM_LIMITS`` environment variable of the trusted
-kernel and in the worker requests the kernel sends the zygote. `Limits.to_json` and
+kernel and in the student process requests the kernel sends the zygote. `Limits.to_json` and
 `Limits.from_json` are the only writer and reader of that text, so every process sees the same
 values, validated, with the defaults defined here and nowhere else.
 """
@@ -66,9 +66,10 @@ class Limits:
 
     @property
     def worker_group_memory_bytes(self) -> int:
-        """The memory of a worker and all its children together (the cgroup's limit: a second
-        line behind RLIMIT_DATA, which each process gets anew): twice `memory_bytes`, room
-        for the pages of the inherited torch that a worker copies when it writes to them."""
+        """The memory of a student process and all its children together (the cgroup's limit: a
+        second line behind RLIMIT_DATA, which each process gets anew): twice `memory_bytes`, room
+        for the pages of the inherited torch that a student process copies when it writes to
+        them."""
         return 2 * self.memory_bytes
 
     def to_json(self) -> str:
@@ -98,7 +99,7 @@ class Caps:
     error_headline_chars: int = 200  # of an error's message, shown even past that budget
     feedback_output_chars: int = 4_000  # of one text output, in the feedback page
     request_header_bytes: int = 16 << 20  # a request (the cells of every notebook travel in one)
-    reply_header_bytes: int = 4 << 20  # a worker's reply header (an honest one is far smaller)
+    reply_header_bytes: int = 4 << 20  # a student process's reply header (honest: far smaller)
     notebook_bytes: int = 32 << 20  # a submitted notebook file: a larger one is not read
     recorded_ops: int = 512  # operator names one call or backward reports
     op_name_chars: int = 200  # the longest operator name kept

@@ -1,23 +1,24 @@
-"""The protocol between a trusted kernel and a worker: which messages exist, and what each holds.
+"""The protocol between a trusted kernel and a student process: which messages exist, and what each
+holds.
 
-Requests (trusted -> worker): ``init`` (run the setup and answer cells), ``call`` (one of the
-student's functions on the arguments the blob holds), ``backward`` (autograd over the student's
+Requests (trusted -> student process): ``init`` (run the setup and answer cells), ``call`` (one of
+the student's functions on the arguments the blob holds), ``backward`` (autograd over the student's
 graph of an earlier result), ``release`` (forget those graphs), ``exit``. Each request that waits
 for an answer allows exactly the replies `REPLIES` lists for it; a reply of another type, with a
-field the type does not have or a field of the wrong kind, is malformed: the trusted side treats
-it as the student's process failing (`check_reply`), whatever it printed.
+field the type does not have or a field of the wrong kind, is malformed: the trusted side treats it
+as the student's process failing (`check_reply`), whatever it printed.
 
-Replies (worker -> trusted), with the fields `REPLY_FIELDS` gives them: ``ready`` (each cell's
-output and error, the names the cells bound), ``result`` (how to rebuild the results from the
-blob: the tree, outputs that are views of an input, the handle of their graph), ``grads``,
-``error`` (the student's exception, `error_info`). Every reply carries what the code printed
-(``stdout``, ``stderr``) and, when the test asked, the operators the code dispatched (``ops``).
+Replies (student process -> trusted), with the fields `REPLY_FIELDS` gives them: ``ready`` (each
+cell's output and error, the names the cells bound), ``result`` (how to rebuild the results from the
+blob: the tree, outputs that are views of an input, the handle of their graph), ``grads``, ``error``
+(the student's exception, `error_info`). Every reply carries what the code printed (``stdout``,
+``stderr``) and, when the test asked, the operators the code dispatched (``ops``).
 
 What a reply says about the call (which operators ran, which outputs are views of an input, the
-global random state after it) is the worker's claim: the student's code runs in that process and
-can change what it says. How the trusted side uses each claim is in the README's threat model.
-The worker imports this module, :mod:`mlmcourse.grader.codec` and the cell runner; nothing of the
-trusted side imports the worker.
+global random state after it) is the student process's claim: the student's code runs in that
+process and can change what it says. How the trusted side uses each claim is in the README's threat
+model. The student process imports this module, :mod:`mlmcourse.grader.codec` and the cell runner;
+nothing of the trusted side imports the student process.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def check_reply(request: str, header: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
-# The student's exception, described by the worker.
+# The student's exception, described by the student process.
 
 
 def error_info(err: BaseException, hide: tuple[str, ...]) -> dict:
@@ -117,7 +118,7 @@ def relative_paths(text: str) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # A student's function passed back to the student's code as an argument (a proxy pickled by the
-# trusted side) becomes the student's own object again: the worker names how it finds one.
+# trusted side) becomes the student's own object again: the student process names how it finds one.
 
 _resolve_student_object: Any = None
 

@@ -1,5 +1,5 @@
 """Stand-ins for the student's objects in the trusted kernel: calling one runs the real one in
-the worker (through :class:`mlmcourse.grader.client.WorkerClient`).
+the student process (through :class:`mlmcourse.grader.student_process.StudentProcess`).
 
 The harness (:mod:`mlmcourse.grader.harness`) binds them under the names the reference solution
 defines, so the hidden tests call ``make_mlm_inputs(...)`` or ``MaskedLMLoss.apply(...)`` as
@@ -8,14 +8,15 @@ they would in the student's own kernel; the student's code never runs in the tru
 
 from __future__ import annotations
 
-from .client import WorkerClient
 from .protocol import student_object
+from .student_process import StudentProcess
 
 
 class StudentFunction:
-    """Stands for a function (or class) of the student's: calling it runs it in the worker."""
+    """Stands for a function (or class) of the student's: calling it runs it in the student
+    process."""
 
-    def __init__(self, client: WorkerClient, target: str, doc: str = ""):
+    def __init__(self, client: StudentProcess, target: str, doc: str = ""):
         self._client, self._target = client, target
         self.__name__ = self.__qualname__ = target.split(".")[-1]
         self.__doc__ = doc or None
@@ -33,8 +34,9 @@ class StudentFunction:
         return (student_object, (self._target,))
 
 
-def autograd_function_proxy(client: WorkerClient, name: str, doc: str) -> type:
-    """A trusted torch.autograd.Function subclass whose apply runs the student's in the worker."""
+def autograd_function_proxy(client: StudentProcess, name: str, doc: str) -> type:
+    """A trusted torch.autograd.Function subclass whose apply runs the student's in the student
+    process."""
     import torch
 
     def forward(ctx, *args, **kwargs):
@@ -54,9 +56,9 @@ def autograd_function_proxy(client: WorkerClient, name: str, doc: str) -> type:
     return cls
 
 
-def proxy_for(client: WorkerClient, name: str, info: object, kinds: tuple[str, ...]):
-    """The stand-in for the student's `name` (`info`: what the worker said it is), or None when
-    it is not of one of `kinds` ('function', 'class', 'autograd_function')."""
+def proxy_for(client: StudentProcess, name: str, info: object, kinds: tuple[str, ...]):
+    """The stand-in for the student's `name` (`info`: what the student process said it is), or
+    None when it is not of one of `kinds` ('function', 'class', 'autograd_function')."""
     if not isinstance(info, dict) or info.get("kind") not in kinds:
         return None
     doc = str(info.get("doc") or "")

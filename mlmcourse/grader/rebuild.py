@@ -8,7 +8,7 @@ becomes the release stub, :func:`mlmcourse.course.cells.release_stub`, that rais
 added cells, metadata -- is ignored. Two notebooks come out of one rebuild: the one the trusted
 kernel runs (each code answer replaced by ``__mlm_grader__.solution_cell(GRADE_ID)``, see
 :mod:`mlmcourse.grader.harness`) and the one handed back, which shows the student's answers.
-What a worker runs (:func:`worker_cells`) is the source's ``setup`` cell and those answers.
+What a student process runs (:func:`worker_cells`) is the source's ``setup`` cell and those answers.
 
 The submission is read, never written: only regular files (no links) of bounded size.
 """
@@ -167,8 +167,9 @@ def repeated_note(student_nb: nbformat.NotebookNode | None) -> str:
 def worker_cells(name: str, source_nb: nbformat.NotebookNode,
                  student_nb: nbformat.NotebookNode | None
                  ) -> tuple[list[dict], dict[str, list[str]]]:
-    """The cells a worker runs for notebook `name` (source setup + student solutions), and the
-    names each solution cell binds in the trusted kernel (those of the reference solution)."""
+    """The cells a student process runs for notebook `name` (source setup + student solutions),
+    and the names each solution cell binds in the trusted kernel (those of the reference
+    solution)."""
     theirs = student_cells(student_nb)
     cells, bindings = [], {}
     for cell in source_nb.cells:

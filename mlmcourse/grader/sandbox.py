@@ -1,7 +1,7 @@
-"""The sandbox of a worker: resource limits, namespaces, a read-only root, no privileges.
+"""The sandbox of a student process: resource limits, namespaces, a read-only root, no privileges.
 
-Where the platform allows, a worker enters new mount, PID, network, IPC and UTS namespaces (a user
-namespace too when not root), sees a read-only root made of the system folders, the Python
+Where the platform allows, a student process enters new mount, PID, network, IPC and UTS namespaces
+(a user namespace too when not root), sees a read-only root made of the system folders, the Python
 installation, the virtual environment and the ``mlmcourse`` package, plus small writable tmpfs
 folders -- never the course directory, the gradebook, ``source/``, other students or the network
 -- and drops to the ``nobody`` user (root) or to no capabilities (user namespace). Where
@@ -57,7 +57,8 @@ def limit_trusted_kernel(limits: Limits) -> None:
 
 
 def limit_worker(limits: Limits) -> None:
-    """Resource limits of a worker (this process): memory, CPU time, file size, open files."""
+    """Resource limits of a student process (this process): memory, CPU time, file size, open
+    files."""
     _limit_memory(limits.memory_bytes)
     _setlimit(resource.RLIMIT_CPU, limits.cpu_seconds)
     _setlimit(resource.RLIMIT_FSIZE, 64 * 1024 * 1024)
@@ -106,7 +107,8 @@ def _mount(libc, source: str | None, target: str, fstype: str | None, flags: int
 
 
 def readonly_paths() -> list[str]:
-    """Host paths the worker may read: system folders, Python, the venv, the mlmcourse package."""
+    """Host paths the student process may read: system folders, Python, the venv, the mlmcourse
+    package."""
     import mlmcourse
 
     paths = [p for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
@@ -254,7 +256,8 @@ def refusal_text(reason: str) -> str:
 
 
 def kill_group(pid: int) -> None:
-    """Kill a child and its process group (what a worker without namespaces may have started)."""
+    """Kill a child and its process group (what a student process without namespaces may have
+    started)."""
     for kill in (os.killpg, os.kill):
         try:
             kill(pid, signal.SIGKILL)
@@ -289,24 +292,24 @@ def status_text(status: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# The fallback's identity: a user of its own per worker.
+# The fallback's identity: a user of its own per student process.
 
 # Workers of the fallback run as users that exist nowhere (no passwd entry, no files): one per
-# worker, so that RLIMIT_NPROC counts one student's processes only, one student cannot signal
-# another's, and everything a worker started can be killed at once (`kill_uid`). The range sits
-# far above any real account; the zygote's pid spreads concurrent zygotes apart.
+# student process, so that RLIMIT_NPROC counts one student's processes only, one student cannot
+# signal another's, and everything a student process started can be killed at once (`kill_uid`). The
+# range sits far above any real account; the zygote's pid spreads concurrent zygotes apart.
 WORKER_UID_BASE = 1_000_000_000
 WORKER_UIDS_PER_ZYGOTE = 4096
 
 
 def worker_uid(zygote_pid: int, counter: int) -> int:
-    """The uid of the fallback worker number `counter` of the zygote `zygote_pid`."""
+    """The uid of the fallback student process number `counter` of the zygote `zygote_pid`."""
     return (WORKER_UID_BASE + (zygote_pid % 500_000) * WORKER_UIDS_PER_ZYGOTE
             + counter % WORKER_UIDS_PER_ZYGOTE)
 
 
 def fallback_can_drop() -> str:
-    """Why the fallback cannot run a worker as a user of its own ('' when it can)."""
+    """Why the fallback cannot run a student process as a user of its own ('' when it can)."""
     import mlmcourse
 
     if os.getuid() != 0:
@@ -338,7 +341,8 @@ def plain_child_drop(home: str, uid: int, tasks: int) -> None:
 
 
 def kill_uid(uid: int) -> None:
-    """Kill every process of `uid` (a fallback worker and whatever it left, setsid() or not).
+    """Kill every process of `uid` (a fallback student process and whatever it left, setsid() or
+    not).
 
     A child of ours takes that uid and sends SIGKILL to -1: the kernel delivers it to every
     process of that user under one lock, so nothing can fork away in between."""
@@ -372,7 +376,8 @@ def set_child_subreaper() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Cgroups: one per worker, for a CPU quota, a process count, memory, and a kill of everything.
+# Cgroups: one per student process, for a CPU quota, a process count, memory, and a kill of
+# everything.
 
 CPU_PERIOD_US = 100_000
 
@@ -426,15 +431,15 @@ def _write(path: str, text: str) -> bool:
 
 class WorkerCgroups:
     """The zygote's cgroups (``mlm-zygote-<pid>`` beside the zygote's own, in every hierarchy
-    that lets us write) and one child group per worker in each: ``w<n>``.
+    that lets us write) and one child group per student process in each: ``w<n>``.
 
     `controls` says what is enforced: 'cpu', 'pids', 'memory' (the limits) and 'kill'
-    (cgroup.kill of cgroup v2: every process of a worker dies at once, setsid() or not)."""
+    (cgroup.kill of cgroup v2: every process of a student process dies at once, setsid() or not)."""
 
     def __init__(self) -> None:
         self.parents: list[tuple[str, frozenset[str]]] = []  # (folder, controls in it)
         self.controls: set[str] = set()
-        self.leftovers: dict[str, float] = {}  # worker folder -> when to stop retrying rmdir
+        self.leftovers: dict[str, float] = {}  # a process's folder -> when to stop its rmdir
         own = _own_cgroups()
         for mount, controllers in _cgroup_mounts():
             key = next((k for k in own if k and (k == controllers or k & controllers)), None)
@@ -468,7 +473,8 @@ class WorkerCgroups:
         return ", ".join(sorted(self.controls)) or "none"
 
     def create(self, name: str, limits: Limits) -> list[str]:
-        """Make the worker's groups with their limits; the worker joins them (`join`)."""
+        """Make the student process's groups with their limits; the student process joins them
+        (`join`)."""
         folders = []
         for parent, controls in self.parents:
             folder = os.path.join(parent, name)
@@ -481,7 +487,7 @@ class WorkerCgroups:
         return folders
 
     def kill(self, folders: list[str]) -> None:
-        """Kill every process in the worker's groups."""
+        """Kill every process in the student process's groups."""
         for folder in folders:
             if _write(os.path.join(folder, "cgroup.kill"), "1"):
                 return
@@ -496,7 +502,8 @@ class WorkerCgroups:
                     pass
 
     def remove(self, folders: list[str], patience_s: float = 30) -> None:
-        """Remove the worker's groups (a group empties a moment after its last process dies)."""
+        """Remove the student process's groups (a group empties a moment after its last process
+        dies)."""
         import time
 
         for folder in folders:
@@ -576,8 +583,8 @@ def _procs(folder: str) -> list[int]:
 
 
 def join_cgroups(folders: list[str]) -> None:
-    """Move this process into the worker's groups (before it runs anything of the student's:
-    everything it starts stays inside). Raises SandboxError when one refuses."""
+    """Move this process into the student process's groups (before it runs anything of the
+    student's: everything it starts stays inside). Raises SandboxError when one refuses."""
     for folder in folders:
         if not _write(os.path.join(folder, "cgroup.procs"), str(os.getpid())):
             raise SandboxError(errno.EPERM, f"could not join the cgroup {folder}")

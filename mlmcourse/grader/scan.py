@@ -1,20 +1,20 @@
 """The trusted side's scan of the answer cells: what in them the grader cannot check.
 
-The student's code runs in a worker process it owns, so what that process reports about a call
-(the operators it dispatched, which outputs are views of an input, the graph behind a result,
-the random state it left) is a claim the code could change. Before a notebook runs, the engine
-reads the answer cells' text here (the submitted file, on the trusted side) for the ways such a
-claim could be changed: the grader's own modules, the interpreter's frames, module table and
-object graph, PyTorch's private internals, ctypes and raw memory, processes, and code made at
-run time (``exec``, ``eval``, ``getattr`` by a computed name), inside magics and ``!`` lines too.
+The student's code runs in a student process process it owns, so what that process reports about a
+call (the operators it dispatched, which outputs are views of an input, the graph behind a result,
+the random state it left) is a claim the code could change. Before a notebook runs, the engine reads
+the answer cells' text here (the submitted file, on the trusted side) for the ways such a claim
+could be changed: the grader's own modules, the interpreter's frames, module table and object graph,
+PyTorch's private internals, ctypes and raw memory, processes, and code made at run time (``exec``,
+``eval``, ``getattr`` by a computed name), inside magics and ``!`` lines too.
 
-A finding costs no point. It is an incident of kind `unchecked` with a neutral note for the TA
-("the grader cannot check what ... does here"), and the checks of that notebook that passed on
-the worker's report (cell tag `worker-claims`, :data:`CLAIMS_TAG`) are marked for a look: in the
-score table, the class report and the formgrader. So an ordinary answer never loses a point to
-the scan, and a reach into the grader never pays silently. The scan is a list of known ways in,
-not a proof (the README's threat model says what that leaves); it reads each cell once, in time
-linear in its size, inside a time budget, and never raises.
+A finding costs no point. It is an incident of kind `unchecked` with a neutral note for the TA ("the
+grader cannot check what ... does here"), and the checks of that notebook that passed on the student
+process's report (cell tag `student process-claims`, :data:`CLAIMS_TAG`) are marked for a look: in
+the score table, the class report and the formgrader. So an ordinary answer never loses a point to
+the scan, and a reach into the grader never pays silently. The scan is a list of known ways in, not
+a proof (the README's threat model says what that leaves); it reads each cell once, in time linear
+in its size, inside a time budget, and never raises.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 from .limits import CAPS
 
-# A graded cell whose verdict rests on what the worker reports, not on what the trusted side sees.
+# A graded cell whose verdict rests on what the student process reports, not on what the trusted
+# side sees.
 CLAIMS_TAG = "worker-claims"
 
 
@@ -43,8 +44,8 @@ ORDINARY_IMPORTS = frozenset({
 # Of the course's own package, the helpers the notebooks themselves import.
 ORDINARY_COURSE = ("mlmcourse.teaching", "mlmcourse.course")
 
-# Dotted names that reach the worker's evidence, however the module was imported ("import sys
-# as s; s.modules" is "sys.modules").
+# Dotted names that reach the student process's evidence, however the module was imported ("import
+# sys as s; s.modules" is "sys.modules").
 _PATHS = {
     "sys.modules": "the module table", "sys._getframe": "the interpreter's frames",
     "sys._current_frames": "the interpreter's frames", "sys.settrace": "a tracer",
@@ -211,7 +212,7 @@ def _parse_cell(source: str, deadline: float | None) -> tuple[ast.AST | None, li
                       *_scan_text(source, 1)]
     try:
         python = cell_as_python(source)
-    except Exception:  # noqa: BLE001  (IPython could not read it: neither can the worker)
+    except Exception:  # noqa: BLE001  (IPython could not read it: neither can the student process)
         python = source
     return _parse(python)
 

@@ -1,13 +1,13 @@
-"""A call's arguments in memory that the trusted side and the worker both map.
+"""A call's arguments in memory that the trusted side and the student process both map.
 
 The trusted side writes the encoded arguments (:func:`mlmcourse.grader.codec.pack_tree`) into an
-anonymous memory file and passes its descriptor with the ``call`` request; the worker maps it and
-builds the student's tensors as views of it (``unpack_tree(..., shared=True)``), so the bytes the
-student's code receives are the bytes the trusted side keeps a view of. After the reply, the
-trusted side compares each tensor storage in that memory with its own private copy of what it
-sent: what the student's code wrote into its inputs is seen here, by the trusted side, not
-reported by the worker (whose process the student's code owns). The changed bytes are written
-into the caller's tensors, as a call in the student's own kernel would have changed them.
+anonymous memory file and passes its descriptor with the ``call`` request; the student process maps
+it and builds the student's tensors as views of it (``unpack_tree(..., shared=True)``), so the bytes
+the student's code receives are the bytes the trusted side keeps a view of. After the reply, the
+trusted side compares each tensor storage in that memory with its own private copy of what it sent:
+what the student's code wrote into its inputs is seen here, by the trusted side, not reported by the
+student process (whose process the student's code owns). The changed bytes are written into the
+caller's tensors, as a call in the student's own kernel would have changed them.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ _HEAD = struct.Struct("!I")  # as codec.pack_tree starts its data
 
 
 class SharedArguments:
-    """The arguments of one call, shared with the worker (`fd` travels with the request)."""
+    """The arguments of one call, shared with the student process (`fd` travels with the
+    request)."""
 
     def __init__(self, blob: bytes):
         self.sent = bytes(blob)  # the trusted side's private copy
@@ -30,8 +31,8 @@ class SharedArguments:
         self.fd = os.memfd_create("mlm-call-arguments", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
             os.ftruncate(self.fd, self.size)
-            # The worker may write into the memory but never change its size: a file cut short
-            # under the trusted side's mapping would kill the trusted kernel when it reads it.
+            # The student process may write into the memory but never change its size: a file cut
+            # short under the trusted side's mapping would kill the trusted kernel when it reads it.
             fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS,
                         fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
             self.map = mmap.mmap(self.fd, self.size)

@@ -86,7 +86,7 @@ class Check:
     """One graded cell: its points, and why it failed ('' when it passed).
 
     `claim`: its verdict rests on what the student's process reported (the cell tag
-    `worker-claims`), not on what the trusted side saw itself."""
+    `student process-claims`), not on what the trusted side saw itself."""
 
     grade_id: str
     points: float

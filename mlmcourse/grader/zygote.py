@@ -1,40 +1,40 @@
-"""Processes for the grading engine: a fork server ("zygote"), sandboxed workers, trusted kernels.
+"""Processes for the grading engine: a fork server ("zygote"), sandboxed student processes, trusted
+kernels.
 
 Importing torch costs seconds, and every graded notebook needs two processes (a trusted Jupyter
-kernel that runs the tests, and a worker that runs the student's code), so both are forked from
-one zygote that imported torch, IPython and ipykernel once. The zygote is started by the engine
+kernel that runs the tests, and a student process that runs the student's code), so both are forked
+from one zygote that imported torch, IPython and ipykernel once. The zygote is started by the engine
 (one per grading process), listens on a Unix socket in a private 0700 folder, and forks:
 
 - a *trusted kernel* for a kernel stub (``python -m mlmcourse.grader.kernel_stub -f FILE``,
   the argv of the engine's kernel spec): an ipykernel with resource limits, in the scratch copy
   of the submission. It runs only course code: the hidden tests and the locked cells.
-- a *worker* for a trusted kernel that asks for one: a process that runs only the student's
-  code. Where the platform allows, the worker enters new mount, PID, network, IPC and UTS
-  namespaces (a user namespace too when not root), sees a read-only root made of the system
-  folders, the Python installation, the virtual environment and the ``mlmcourse`` package, plus
-  small writable tmpfs folders -- never the course directory, the gradebook, ``source/``, other
-  students or the network -- and drops to the ``nobody`` user (root) or to no capabilities (user
-  namespace). Where namespaces are refused (a container without the rights, a kernel without
-  user namespaces) no worker is started: student code is not graded without the sandbox
-  (`SandboxRefused` says why and what to do) unless ``MLMCOURSE_SANDBOX=unsafe-no-sandbox``
-  names the risk. Then a worker is a plain forked process with the same resource limits, as a
-  user of its own that owns nothing (root grader, interpreter readable by others), killed with
-  everything it started. ``MLMCOURSE_SANDBOX=namespaces`` makes a missing sandbox an error at
-  start.
+- a *student process* for a trusted kernel that asks for one: a process that runs only the student's
+  code. Where the platform allows, the student process enters new mount, PID, network, IPC and UTS
+  namespaces (a user namespace too when not root), sees a read-only root made of the system folders,
+  the Python installation, the virtual environment and the ``mlmcourse`` package, plus small
+  writable tmpfs folders -- never the course directory, the gradebook, ``source/``, other students
+  or the network -- and drops to the ``nobody`` user (root) or to no capabilities (user namespace).
+  Where namespaces are refused (a container without the rights, a kernel without user namespaces) no
+  student process is started: student code is not graded without the sandbox (`SandboxRefused` says
+  why and what to do) unless ``MLMCOURSE_SANDBOX=unsafe-no-sandbox`` names the risk. Then a student
+  process is a plain forked process with the same resource limits, as a user of its own that owns
+  nothing (root grader, interpreter readable by others), killed with everything it started.
+  ``MLMCOURSE_SANDBOX=namespaces`` makes a missing sandbox an error at start.
 
-Every worker also gets cgroups of its own where the machine lets the grader make them
+Every student process also gets cgroups of its own where the machine lets the grader make them
 (:class:`mlmcourse.grader.sandbox.WorkerCgroups`, v2 or v1): a CPU quota
 (`Limits.worker_cpus`), a process count (`Limits.worker_tasks`) and memory for it and all its
-children together, and a kill of every process in it when the worker goes. The zygote is a
-child subreaper, so what a worker leaves behind is reaped here.
+children together, and a kill of every process in it when the student process goes. The zygote is a
+child subreaper, so what a student process leaves behind is reaped here.
 
-Each request carries the `Limits` as JSON (:mod:`mlmcourse.grader.limits`; a kernel stub
-forwards its ``MLM_LIMITS``). Resource limits of a worker (:mod:`mlmcourse.grader.sandbox`):
-RLIMIT_DATA (the memory its code may allocate beyond what it inherited), RLIMIT_CPU,
-RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0 and, as ``nobody``, RLIMIT_NPROC; a trusted kernel
-gets RLIMIT_DATA (`Limits.trusted_kernel_memory_bytes`) and RLIMIT_CORE=0. Wall-clock limits are
-enforced by the caller, which asks the zygote to kill. The exit report of a worker carries the
-CPU seconds it and the children it waited for used (``cpu_s``).
+Each request carries the `Limits` as JSON (:mod:`mlmcourse.grader.limits`; a kernel stub forwards
+its ``MLM_LIMITS``). Resource limits of a student process (:mod:`mlmcourse.grader.sandbox`):
+RLIMIT_DATA (the memory its code may allocate beyond what it inherited), RLIMIT_CPU, RLIMIT_FSIZE,
+RLIMIT_NOFILE, RLIMIT_CORE=0 and, as ``nobody``, RLIMIT_NPROC; a trusted kernel gets RLIMIT_DATA
+(`Limits.trusted_kernel_memory_bytes`) and RLIMIT_CORE=0. Wall-clock limits are enforced by the
+caller, which asks the zygote to kill. The exit report of a student process carries the CPU seconds
+it and the children it waited for used (``cpu_s``).
 
 The grading process's side, starting this server once and stopping it, is
 :mod:`mlmcourse.grader.zygote_handle`; the process jupyter_client starts for a trusted kernel is
@@ -84,7 +84,7 @@ from .sandbox import (
 # The zygote.
 
 PRELOAD = ("torch", "numpy", "IPython", "ipykernel.kernelapp", "matplotlib", "matplotlib.pyplot",
-           "nbformat", "mlmcourse.grader.harness", "mlmcourse.grader.worker")
+           "nbformat", "mlmcourse.grader.harness", "mlmcourse.grader.student_side")
 
 CHILD_ENV = {
     "OMP_NUM_THREADS": "1",
@@ -128,8 +128,8 @@ class Zygote:
         self.counter = 0
         self.roots: dict[int, str] = {}  # pid -> the empty folder its sandbox root was mounted on
         self.cgroups = WorkerCgroups()
-        self.groups: dict[int, list[str]] = {}  # worker pid -> its cgroup folders
-        self.uids: dict[int, int] = {}  # fallback worker pid -> the user of its own
+        self.groups: dict[int, list[str]] = {}  # student process pid -> its cgroup folders
+        self.uids: dict[int, int] = {}  # fallback student process pid -> the user of its own
 
     # The sandbox is probed once, in a throw-away child, before any request is served.
     def probe_sandbox(self) -> None:
@@ -246,7 +246,7 @@ class Zygote:
                 self.drop(conn)
 
     def kill_child(self, pid: int) -> None:
-        """Kill a child with everything it started: its process group, and for a worker its
+        """Kill a child with everything it started: its process group, and for a student process its
         cgroups and its own user (setsid() escapes the first, not the others)."""
         kill_group(pid)
         self.cgroups.kill(self.groups.get(pid, []))
@@ -254,8 +254,9 @@ class Zygote:
             kill_uid(self.uids[pid])
 
     def clean_up_worker(self, pid: int) -> None:
-        """A worker is gone: nothing it left behind may live on (a sandboxed worker's leftovers
-        die with its PID namespace; a fallback worker's are killed here)."""
+        """A student process is gone: nothing it left behind may live on (a sandboxed student
+        process's leftovers die with its PID namespace; a fallback student process's are killed
+        here)."""
         folders = self.groups.pop(pid, [])
         self.cgroups.kill(folders)
         self.cgroups.remove(folders)
@@ -359,7 +360,7 @@ class Zygote:
         if self.sandbox == "namespaces":
             root = os.path.join(self.folder, f"root-{self.counter}")
             os.makedirs(root, exist_ok=True)
-        else:  # the worker's own folder, outside the zygote's private one
+        else:  # the student process's own folder, outside the zygote's private one
             root = tempfile.mkdtemp(prefix="mlm-worker-")
         groups = self.cgroups.create(f"w{self.counter}", limits)
         uid = worker_uid(os.getpid(), self.counter)
@@ -390,7 +391,7 @@ class Zygote:
             os.environ.update(env)
             if self.sandbox == "namespaces":
                 sandbox_child(root, self.binds)
-                if os.getuid() == NOBODY:  # shared by every sandbox: pids.max is per worker
+                if os.getuid() == NOBODY:  # every sandbox's: pids.max is per process
                     try:
                         resource.setrlimit(resource.RLIMIT_NPROC, (512, 512))
                     except (ValueError, OSError):
@@ -399,9 +400,9 @@ class Zygote:
                 plain_child_drop(root, uid, limits.worker_tasks)
                 os.environ["HOME"] = os.getcwd()
             limit_worker(limits)
-            from mlmcourse.grader import worker
+            from mlmcourse.grader import student_side
 
-            worker.worker_main(theirs, self.sandbox)
+            student_side.serve(theirs, self.sandbox)
             code = 0
         except SystemExit as done:
             code = done.code if isinstance(done.code, int) else 0
@@ -427,12 +428,12 @@ def _watch_owner(conn: socket.socket) -> None:
 def zygote_main(folder: str, watch: int) -> None:
     import gc
 
-    set_child_subreaper()  # orphans of workers (setsid() daemons) come back here to be reaped
+    set_child_subreaper()  # orphans (setsid() daemons) are reaped here
     for name in PRELOAD:
         __import__(name)
-    from mlmcourse.grader import worker
+    from mlmcourse.grader import student_side
 
-    worker.warm_up()  # what a worker's calls would import lazily, imported once here
+    student_side.warm_up()  # what a student process's calls would import lazily, imported once here
     # Everything imported so far lives as long as the process: keep the collector off it (every
     # collection in a torch process would otherwise walk millions of objects), and let forked
     # children share those pages instead of copying them when the collector touches them.

@@ -12,7 +12,6 @@ only comparisons and mechanics (the reference computations stay in the hidden te
 
 from __future__ import annotations
 
-import contextlib
 import math
 import shlex
 import sys
@@ -290,20 +289,6 @@ def visible_checks_passed(notebook: str, points: int) -> None:
           f"{points} points of this notebook when it is graded.\n"
           "Working on your own with the course's repository? Run the hidden tests on this file:\n"
           f"    {shlex.quote(sys.executable)} -m mlmcourse check {shlex.quote(str(path))}")
-
-
-@contextlib.contextmanager
-def stderr_as_output():
-    """Inside the block, what the student's code writes to stderr shows as ordinary output.
-
-    nbgrader's Validate fails a graded cell that writes anything to stderr, but the grader does
-    not (a correct answer that warns loses nothing, SPEC "right in both directions"). The
-    notebooks need no block: their `setup` cell imports this module, which does the same for
-    the whole notebook under Validate (`_stderr_as_output_under_validate`); this is for a cell
-    that wants it anywhere else.
-    """
-    with contextlib.redirect_stderr(sys.stdout):
-        yield
 
 
 def _names(errors) -> str:

@@ -1,41 +1,42 @@
-"""The trusted side of one worker: starting it, one call there and back, its gradients.
+"""The trusted side of one student process: starting it, one call there and back, its gradients.
 
-A `WorkerClient` (made by :mod:`mlmcourse.grader.harness`) starts a worker through the zygote
-(:mod:`mlmcourse.grader.zygote`) and sends it the notebook's ``setup`` cell and the student's
-solution cells; the worker (:mod:`mlmcourse.grader.worker`) runs them into one namespace.
+A `StudentProcess` (made by :mod:`mlmcourse.grader.harness`) starts a student process through the
+zygote (:mod:`mlmcourse.grader.zygote`) and sends it the notebook's ``setup`` cell and the student's
+solution cells; the student process (:mod:`mlmcourse.grader.student_side`) runs them into one
+namespace.
 
 A call crosses the boundary in the messages of :mod:`mlmcourse.grader.protocol` and the codec of
-:mod:`mlmcourse.grader.codec`. Trusted -> worker: the arguments (detached; ``requires_grad``
-flags, the global RNG state when it changed, the default dtype and grad mode travel along; other
-objects, e.g. a ``torch.Generator``, are pickled for the worker), in memory both sides map
-(:mod:`mlmcourse.grader.shared_inputs`). Worker -> trusted: the results (plain tensors, numbers,
-strings, containers -- never pickle, never code). What the call did to its inputs is seen here:
-bytes the student's code wrote into the shared arguments are written back into the caller's
-tensor (the trusted side's own observation). What the worker says besides (an output that is a
-view of an input becomes the same view of the caller's tensor; a ``torch.Generator`` argument
-comes back advanced; the global random state after the call) is its claim, taken as it is: the
-engine's tamper scan (:mod:`mlmcourse.grader.tamper`) decides whether a submission's claims can
-count at all. Outputs that require grad are returned through a trusted
-``torch.autograd.Function`` whose backward asks the worker for the gradients
+:mod:`mlmcourse.grader.codec`. Trusted -> student process: the arguments (detached;
+``requires_grad`` flags, the global RNG state when it changed, the default dtype and grad mode
+travel along; other objects, e.g. a ``torch.Generator``, are pickled for the student process), in
+memory both sides map (:mod:`mlmcourse.grader.shared_inputs`). Worker -> trusted: the results (plain
+tensors, numbers, strings, containers -- never pickle, never code). What the call did to its inputs
+is seen here: bytes the student's code wrote into the shared arguments are written back into the
+caller's tensor (the trusted side's own observation). What the student process says besides (an
+output that is a view of an input becomes the same view of the caller's tensor; a
+``torch.Generator`` argument comes back advanced; the global random state after the call) is its
+claim, taken as it is: the engine's tamper scan (:mod:`mlmcourse.grader.tamper`) decides whether a
+submission's claims can count at all. Outputs that require grad are returned through a trusted
+``torch.autograd.Function`` whose backward asks the student process for the gradients
 (``torch.autograd.grad`` over the student's graph, so a hand-written ``backward`` runs there). An
 exception is re-raised with the builtin type it derives from and its message; the student's
-traceback is attached as a note. A worker that dies or overruns its time raises
+traceback is attached as a note. A student process that dies or overruns its time raises
 ``StudentCodeCrashed`` / ``StudentCodeTimeout`` in the test cell that called it, and is started
 afresh for the next call.
 
 A test may watch the operators the student's code dispatches, whatever names it calls them by: a
 ``TorchDispatchMode`` active in the trusted kernel that has a method ``record_remote(op_names)``.
-Such a mode sees nothing of the worker, so while one is active a call (and the backward of its
-result) asks the worker to record the aten operators it dispatched (``record_ops``); the names
-come back as a capped list of plain strings, and each watching mode's ``record_remote`` gets
-them. With no mode active a call sends and does nothing more.
+Such a mode sees nothing of the student process, so while one is active a call (and the backward of
+its result) asks the student process to record the aten operators it dispatched (``record_ops``);
+the names come back as a capped list of plain strings, and each watching mode's ``record_remote``
+gets them. With no mode active a call sends and does nothing more.
 
 Every reply is checked against the replies its request allows (`protocol.check_reply`): any
 other is the student's process failing, and what it printed is not shown. Everything shown is
 charged to the notebook's output budget (`hygiene.OutputBudget`).
 
-The workers of one graded notebook share a `Session`: the zygote's socket, the `Limits`, the
-student's time budget for the notebook, its output budget and the incident log the engine reads.
+The student processes of one graded notebook share a `Session`: the zygote's socket, the `Limits`,
+the student's time budget for the notebook, its output budget and the incident log the engine reads.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ REPLY_OVERHEAD_BYTES = 64 << 20
 
 
 class Session:
-    """What the workers of one graded notebook share (see the module's docstring)."""
+    """What the student processes of one graded notebook share (see the module's docstring)."""
 
     def __init__(self, zygote: str, limits: Limits, incidents_path: str | None = None):
         self.zygote = zygote  # the zygote's socket
@@ -112,7 +113,7 @@ class Session:
 
 
 def op_watchers() -> list:
-    """The test's active dispatch modes that want the operators run in the worker."""
+    """The test's active dispatch modes that want the operators run in the student process."""
     import torch
 
     if not torch._C._len_torch_dispatch_stack():  # the usual call: no mode, nothing to ask
@@ -124,9 +125,10 @@ def op_watchers() -> list:
 
 
 def report_ops(watchers: list, header: dict, session: Session, target: str) -> None:
-    """Hand the operator names of the worker's reply to the watching modes: plain strings only,
-    deduplicated, capped (the reply comes from the student's process). A tensor subclass that
-    dispatched operators itself is an incident: the recorder did not see what it ran."""
+    """Hand the operator names of the student process's reply to the watching modes: plain
+    strings only, deduplicated, capped (the reply comes from the student's process). A tensor
+    subclass that dispatched operators itself is an incident: the recorder did not see what it
+    ran."""
     if not watchers:
         return
     sent = header.get("ops")
@@ -152,8 +154,8 @@ def show_output(header: dict) -> None:
         sys.stdout.flush()
 
 
-class WorkerClient:
-    """One sandboxed worker that runs a notebook's setup and solution cells."""
+class StudentProcess:
+    """One sandboxed student process that runs a notebook's setup and solution cells."""
 
     def __init__(self, session: Session, label: str, cells: list[dict], value_names: list[str]):
         self.session = session
@@ -167,14 +169,14 @@ class WorkerClient:
         self.start_failures = 0
         self.generation = 0
         self.pending_release: list[int] = []
-        self.rng = None  # the global RNG state the worker holds, when known
+        self.rng = None  # the global RNG state the student process holds, when known
 
     # -- life -----------------------------------------------------------------------------
     def alive(self) -> bool:
         return self.sock is not None
 
     def stop(self, reason: str = "") -> str:
-        """Kill the worker; return how it ended ('signal SIGKILL', 'exit code 1', ...)."""
+        """Kill the student process; return how it ended ('signal SIGKILL', 'exit code 1', ...)."""
         status = ""
         if self.control is not None:
             try:
@@ -195,7 +197,7 @@ class WorkerClient:
         return status
 
     def exit_status(self) -> str:
-        """After the data socket closed: how did the worker end?"""
+        """After the data socket closed: how did the student process end?"""
         status = ""
         if self.control is not None:
             try:
@@ -238,7 +240,8 @@ class WorkerClient:
         self.start_failures = 0
         for cell in first.get("cells", []):
             if cell.get("grade_id") == SETUP_GRADE_ID and cell.get("error"):
-                # The instructor's setup cell failed in the worker: the sandbox lacks something.
+                # The instructor's setup cell failed in the student process: the sandbox lacks
+                # something.
                 error = cell["error"]
                 session.incident(Kind.SETUP, f"{self.label}: {error.get('name')}: "
                                              f"{error.get('message')}")
@@ -253,7 +256,8 @@ class WorkerClient:
                 self.values = {}
 
     def init(self, cells: list[dict], started: float) -> tuple[dict, bytes]:
-        """Run `cells` in the worker; its `ready` reply (else the student's process failed)."""
+        """Run `cells` in the student process; its `ready` reply (else the student's process
+        failed)."""
         __tracebackhide__ = True
         send_msg(self.sock, {"op": protocol.INIT, "cells": cells, "values": self.value_names})
         reply, blob = self.receive(protocol.INIT, "the cells of " + self.label, started)
@@ -275,8 +279,9 @@ class WorkerClient:
 
     # -- one exchange ---------------------------------------------------------------------
     def receive(self, request: str, what: str, started: float) -> tuple[dict, bytes]:
-        """The worker's answer to `request`: in time, of a type `request` allows, its text
-        capped and charged; else the test sees the student's process fail (the worker stops)."""
+        """The student process's answer to `request`: in time, of a type `request` allows, its text
+        capped and charged; else the test sees the student's process fail (the student process
+        stops)."""
         __tracebackhide__ = True
         session = self.session
         deadline = started + session.call_timeout()
@@ -292,8 +297,8 @@ class WorkerClient:
 
     def fail(self, err: BaseException, what: str, started: float, limit: float,
              why: str = "an endless loop, or far too slow") -> None:
-        """An exchange that failed: charge the student, stop the worker, raise what the test
-        sees (an interrupt, e.g. the cell's timeout, is left to the caller to raise)."""
+        """An exchange that failed: charge the student, stop the student process, raise what the
+        test sees (an interrupt, e.g. the cell's timeout, is left to the caller to raise)."""
         __tracebackhide__ = True
         session = self.session
         session.charge(time.monotonic() - started)
@@ -302,16 +307,16 @@ class WorkerClient:
             session.incident(Kind.TIMEOUT, what)
             raise_from_sandbox(StudentCodeTimeout(
                 f"your code did not finish {what} within {limit:.0f} s ({why}); it was stopped"))
-        if isinstance(err, OSError | EOFError):  # the worker is gone (ChannelClosed, EPIPE)
+        if isinstance(err, OSError | EOFError):  # the student process is gone (EPIPE...)
             status = self.exit_status()
             self.stop()
             session.incident(Kind.CRASH, f"{what}: {status}")
             raise_from_sandbox(StudentCodeCrashed(_crash_message(what, status, session.limits)))
-        self.stop()  # an interrupt: the worker is mid-exchange, drop it
+        self.stop()  # an interrupt: the student process is mid-exchange, drop it
 
     def send_failed(self, err: BaseException, started: float) -> None:
-        """A message to the worker did not go out in time (`GuardedSocket`): its process stopped
-        reading, so the call it was for fails like one that ran too long."""
+        """A message to the student process did not go out in time (`GuardedSocket`): its process
+        stopped reading, so the call it was for fails like one that ran too long."""
         __tracebackhide__ = True
         self.fail(err, "reading what the grader sent it", started, self.session.call_timeout(),
                   "its process stopped reading its socket")
@@ -350,7 +355,7 @@ class WorkerClient:
         grad = [bool(leaves[i].requires_grad) for i in tensors]
         sent = [x.detach() if isinstance(x, torch.Tensor) else x for x in leaves]
         rng = torch.get_rng_state()
-        changed = self.rng is None or not torch.equal(rng, self.rng)  # the worker has self.rng
+        changed = self.rng is None or not torch.equal(rng, self.rng)  # it holds self.rng
         try:
             blob = pack_tree({"leaves": sent, "rng": rng if changed else None}, allow_pickle=True)
         except Exception as err:  # noqa: BLE001
@@ -368,11 +373,11 @@ class WorkerClient:
             started = time.monotonic()
             try:
                 send_msg(self.sock, request, fds=[arguments.fd])
-            except OSError as err:  # the worker is gone
+            except OSError as err:  # the student process is gone
                 self.fail(err, f"in {target}", started, session.call_timeout())
             header, blob = self.receive(protocol.CALL, f"in {target}", started)
-            # What the code wrote into its inputs, as the trusted side sees it in the shared
-            # memory (the worker is not asked): the caller's tensors change as they would have.
+            # What the code wrote into its inputs, as the trusted side sees it in the shared memory
+            # (the student process is not asked): the caller's tensors change as they would have.
             arguments.write_back(leaves)
         finally:
             arguments.close()
@@ -394,9 +399,9 @@ class WorkerClient:
         return self.rebuild(header, back, leaves, tensors, target)
 
     def apply_claims(self, leaves: list, back: dict) -> None:
-        """What the worker says the call did besides its results and the bytes it wrote: the
-        inputs it pointed elsewhere (`set_`, `resize_`...), the global random state it left, and
-        how far each `torch.Generator` argument advanced (the worker's claims)."""
+        """What the student process says the call did besides its results and the bytes it wrote:
+        the inputs it pointed elsewhere (`set_`, `resize_`...), the global random state it left,
+        and how far each `torch.Generator` argument advanced (the student process's claims)."""
         import torch
 
         rebound = back.get("rebound")
@@ -527,7 +532,7 @@ def _crash_message(what: str, status: str, limits: Limits) -> str:
 
 
 class _RemoteGraph:
-    def __init__(self, client: WorkerClient, handle: int, count: int):
+    def __init__(self, client: StudentProcess, handle: int, count: int):
         self.client, self.handle, self.count = client, handle, count
         self.generation = client.generation
         weakref.finalize(self, client.release, handle, self.generation)
@@ -537,7 +542,7 @@ def _make_remote_backward():
     import torch
 
     class RemoteBackward(torch.autograd.Function):
-        """Outputs computed by the student's code; the backward asks the worker."""
+        """Outputs computed by the student's code; the backward asks the student process."""
 
         @staticmethod
         def forward(ctx, box, *tensors):

@@ -1,7 +1,7 @@
-"""The worker: the untrusted side. It runs only the student's code (and the setup cell).
+"""The student process: the untrusted side. It runs only the student's code (and the setup cell).
 
-A worker is forked by the zygote (:mod:`mlmcourse.grader.zygote`), sandboxed where the platform
-allows, and serves one trusted kernel over a socket in the messages of
+A student process is forked by the zygote (:mod:`mlmcourse.grader.zygote`), sandboxed where the
+platform allows, and serves one trusted kernel over a socket in the messages of
 :mod:`mlmcourse.grader.protocol`: ``init`` runs the notebook's setup cell and the student's answer
 cells into one namespace; ``call`` runs one of the student's functions on the arguments the kernel
 put in shared memory (:mod:`mlmcourse.grader.shared_inputs`: what the code writes into them, the
@@ -36,10 +36,10 @@ from .hygiene import TRUNCATED
 from .limits import CAPS
 from .protocol import ChannelClosed, error_info, recv_msg, send_msg
 
-# What the worker asks of tensors, autograd and the random generator to say what a call did,
-# taken before any student code runs and from PyTorch's C types where there are: a student's
-# patched `torch.Tensor.device`, `torch.autograd.grad` or `torch.get_rng_state` changes none of
-# them (reaching these names themselves means reaching into the grader: tamper.py).
+# What the student process asks of tensors, autograd and the random generator to say what a call
+# did, taken before any student code runs and from PyTorch's C types where there are: a student's
+# patched `torch.Tensor.device`, `torch.autograd.grad` or `torch.get_rng_state` changes none of them
+# (reaching these names themselves means reaching into the grader: tamper.py).
 _TENSOR = torch._C.TensorBase
 _DEVICE_OF = _TENSOR.device.__get__
 _REQUIRES_GRAD = _TENSOR.requires_grad.__get__
@@ -150,9 +150,9 @@ def _op_name(func) -> str:
 
 
 class _Stream(io.TextIOBase):
-    """The worker's sys.stdout / sys.stderr: writes go to the capture of the call running now,
-    so a stream the student's code kept (a logging handler made in an answer cell) still shows
-    under the test that ran it, as in JupyterLab."""
+    """The student process's sys.stdout / sys.stderr: writes go to the capture of the call
+    running now, so a stream the student's code kept (a logging handler made in an answer cell)
+    still shows under the test that ran it, as in JupyterLab."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -172,9 +172,9 @@ _STDOUT, _STDERR = _Stream(), _Stream()
 
 @contextlib.contextmanager
 def _capture():
-    """Capture sys.stdout / sys.stderr of the student's code (capped). This spares the worker's
-    memory and the socket; the cap that counts is the trusted side's (`hygiene.clean_reply`), since
-    the student's code can change this module."""
+    """Capture sys.stdout / sys.stderr of the student's code (capped). This spares the student
+    process's memory and the socket; the cap that counts is the trusted side's
+    (`hygiene.clean_reply`), since the student's code can change this module."""
     out, err = _CappedIO(), _CappedIO()
     saved = _STDOUT.target, _STDERR.target
     _STDOUT.target, _STDERR.target = out, err
@@ -203,7 +203,7 @@ class _CappedIO(io.StringIO):
 
 
 # ---------------------------------------------------------------------------------------------
-# The worker: runs only student code (plus the notebook's setup cell).
+# The student process: runs only student code (plus the notebook's setup cell).
 
 
 class _Worker:
@@ -450,10 +450,10 @@ class _Worker:
 
 
 def warm_up() -> None:
-    """Run, once in the zygote before it forks, what a worker's calls import lazily: torch's
-    printing of a tensor (it enters `_disable_current_modes`, which imports torch's mode
-    subclasses), a recorded call, an error's description. A worker then imports nothing on a
-    call: where its sandbox cannot see every file of the environment (the hub's copied
+    """Run, once in the zygote before it forks, what a student process's calls import lazily:
+    torch's printing of a tensor (it enters `_disable_current_modes`, which imports torch's mode
+    subclasses), a recorded call, an error's description. A student process then imports nothing
+    on a call: where its sandbox cannot see every file of the environment (the hub's copied
     interpreter), such an import failed inside the student's call."""
     repr(torch.zeros(1))
     with _recording_ops(True):
@@ -461,7 +461,8 @@ def warm_up() -> None:
     error_info(ValueError("warm-up"), ())
 
 
-def worker_main(sock: socket.socket, sandbox: str) -> None:
+def serve(sock: socket.socket, sandbox: str) -> None:
+    """The body of a student process forked by the zygote: serve one trusted kernel."""
     torch.set_num_threads(1)
     if "matplotlib" in sys.modules:
         try:
