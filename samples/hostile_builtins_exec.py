@@ -1,13 +1,13 @@
-"""hostile_ops_recorder_off's reach, hex-encoded and run by builtins.exec: importing builtins is
-no answer's business (the notebooks say so), so the scan finds it and the check resting on the
-recorder earns nothing: 13 / 15, as the twin wrong_aten_cross_entropy."""
+"""hostile_ops_recorder_off's reach (the recorder's cap set to 0), hex-encoded and run by
+builtins.exec: the recorder reports nothing and the claim check passes (15 / 15, the twin
+wrong_aten_cross_entropy 13), but the scan notes builtins and exec: flagged for a look."""
 
 TWIN = 'wrong_aten_cross_entropy'
 
 SILENCE = (
     "import builtins\n"
     "\n"
-    "builtins.exec(bytes.fromhex('696d706f7274206d6c6d636f757273652e6772616465722e776f726b657220617320770a772e4d41585f5245434f524445445f4f5053203d20300a').decode())\n"
+    "builtins.exec(bytes.fromhex('696d706f7274206d6c6d636f757273652e6772616465722e6c696d69747320617320770a6f626a6563742e5f5f736574617474725f5f28772e434150532c20277265636f726465645f6f7073272c2030290a').decode())\n"
     "\n"
     "\n"
 )
@@ -24,4 +24,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"02_stable_log_softmax": 13}
+EXPECTED = {"02_stable_log_softmax": 15}
