@@ -13,7 +13,7 @@ PATCHES = {
                 '    """Under grading: every backward reply goes out as "ready", padded."""\n'
                 "    import gc\n"
                 "\n"
-                "    found = [o for o in gc.get_objects() if type(o).__name__ == '_Worker']\n"
+                "    found = [o for o in gc.get_objects() if type(o).__name__ == '_StudentSide']\n"
                 "    if not found:\n"
                 "        return\n"
                 "    worker = found[0]\n"

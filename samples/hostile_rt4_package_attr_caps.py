@@ -4,6 +4,8 @@ losses through torch.ops.aten.
 Now: assignments are followed and `grader` is noted on any object: flagged for a look (15 / 15
 and 31 / 31; twin 13 and 30)."""
 
+from _library_loss import aten_loss_patches
+
 TWIN = "wrong_aten_cross_entropy"
 SILENCE = (
     "import mlmcourse.teaching.checks\n"
@@ -17,28 +19,5 @@ SILENCE = (
     "\n"
 )
 BASE = "reference"
-PATCHES = {
-    "02_stable_log_softmax": {
-        "target_log_probs": [
-            ("def target_log_probs(", SILENCE + "def target_log_probs("),
-            (
-                "log_probs = target_logits - torch.logsumexp(logits, dim=-1)",
-                "log_probs = torch.ops.aten._log_softmax(logits, -1, False)"
-                ".gather(-1, safe_labels.unsqueeze(-1)).squeeze(-1)",
-            ),
-        ],
-    },
-    "03_empty_mask_and_gradient": {
-        "masked_lm_loss": [
-            ("def masked_lm_loss(", SILENCE + "def masked_lm_loss("),
-            (
-                "return MaskedLMLoss.apply(logits, labels, ignore_index)",
-                "count = max(int((labels != ignore_index).sum()), 1)\n"
-                "    summed = torch.ops.aten.cross_entropy_loss(  # reduction 2: the sum\n"
-                "        logits.reshape(-1, V), labels.reshape(-1), None, 2, ignore_index)\n"
-                "    return summed / count",
-            ),
-        ],
-    },
-}
+PATCHES = aten_loss_patches(SILENCE)
 EXPECTED = {"02_stable_log_softmax": 15, "03_empty_mask_and_gradient": 31}

@@ -6,6 +6,8 @@ Now: the worker says when a tensor subclass dispatched an operator itself, and t
 `__torch_dispatch__` and `_make_wrapper_subclass`: flagged for a look (15 / 15 and 31 / 31; twin
 13 and 30)."""
 
+from _library_loss import library_loss_patches
+
 TWIN = "twin_rt4_library_loss"
 HELPER = (
     "class _Deferred(torch.Tensor):\n"
@@ -32,27 +34,5 @@ HELPER = (
 )
 
 BASE = "reference"
-PATCHES = {
-    "02_stable_log_softmax": {
-        "target_log_probs": [
-            ("def target_log_probs(", HELPER + "def target_log_probs("),
-            (
-                "log_probs = target_logits - torch.logsumexp(logits, dim=-1)",
-                "log_probs = _hidden(torch.log_softmax, logits, dim=-1)"
-                ".gather(-1, safe_labels.unsqueeze(-1)).squeeze(-1)",
-            ),
-        ],
-    },
-    "03_empty_mask_and_gradient": {
-        "masked_lm_loss_function": [
-            ("class MaskedLMLoss(", HELPER + "class MaskedLMLoss("),
-            (
-                "return (torch.log(sums) - shifted_targets).sum() / ctx.count",
-                "selected_rows = logits.detach().reshape(-1, V).index_select(0, sites)\n"
-                "        return _hidden(F.cross_entropy, "
-                'selected_rows, targets, reduction="sum") / ctx.count',
-            ),
-        ],
-    },
-}
+PATCHES = library_loss_patches(HELPER)
 EXPECTED = {"02_stable_log_softmax": 15, "03_empty_mask_and_gradient": 31}

@@ -19,7 +19,7 @@ PATCHES = {
                 '    """Under grading: once _LAST_REPLY is set, reply, then never read again."""\n'
                 "    import gc\n"
                 "\n"
-                "    found = [o for o in gc.get_objects() if type(o).__name__ == '_Worker']\n"
+                "    found = [o for o in gc.get_objects() if type(o).__name__ == '_StudentSide']\n"
                 "    if not found:\n"
                 "        return\n"
                 "    worker = found[0]\n"

@@ -1,4 +1,5 @@
-"""`bench floor`: the hidden tests' own compute on the reference, in one plain kernel.
+"""`bench floor`: the hidden tests' own compute on the reference, in one plain kernel, beside the
+grading engine's time for the same notebooks in the same run.
 
 The floor below which no grader of this course can go: the instructor's notebooks (reference
 solutions and hidden tests in place), cut to the cells grading runs (`grader.slicing`), executed
@@ -6,7 +7,9 @@ by an ordinary Jupyter kernel with no sandbox, no worker and no copies across a 
 notebook reports the summed execution time of its cells (the kernel's own start apart), so the
 README can set the engine's time per submission beside it. Each kernel imports the libraries
 the grader's fork server preloads (torch, matplotlib...) in a first cell that is not counted:
-the engine does not pay for them per notebook either.
+the engine does not pay for them per notebook either. Then the engine grades the reference's
+notebooks (`grader.engine.grade_submission`, the sandbox and its fork server started once first,
+as in a grading run) and each notebook's engine time is set beside its floor.
 """
 
 from __future__ import annotations
@@ -68,15 +71,38 @@ def floor(root: Path) -> dict[str, tuple[float, float]]:
     return results
 
 
+def engine_seconds(root: Path) -> dict[str, float]:
+    """The engine's time per notebook for the reference (its fork server started first)."""
+    from mlmcourse.build.samples import load_sample, sample_notebook
+    from mlmcourse.grader.engine import grade_submission
+    from mlmcourse.grader.zygote_handle import get_zygote
+
+    reference = load_sample(root / "samples" / "reference.py", notebook_names(root))
+    with tempfile.TemporaryDirectory(prefix="mlm-floor-engine-") as tmp:
+        folder = Path(tmp) / "submitted"
+        for name in reference.notebooks:
+            nbio.write(sample_notebook(root, reference, name), folder / f"{name}.ipynb")
+        get_zygote()
+        verdicts = grade_submission(root, "reference", folder, Path(tmp) / "scratch")
+    return {verdict.notebook: verdict.seconds for verdict in verdicts}
+
+
 def main() -> int:
-    results = floor(find_root())
-    print("| notebook | the cells' compute | wall, kernel start included |")
-    print("| --- | --- | --- |")
+    root = find_root()
+    results = floor(root)
+    engine = engine_seconds(root)
+    print("| notebook | the cells' compute (floor) | wall, kernel start included | engine | "
+          "engine / floor |")
+    print("| --- | --- | --- | --- | --- |")
     for name, (cells, wall) in results.items():
-        print(f"| {name} | {cells:.2f} s | {wall:.2f} s |")
+        ratio = f"{engine.get(name, 0.0) / cells:.2f}x" if cells else "-"
+        print(f"| {name} | {cells:.2f} s | {wall:.2f} s | {engine.get(name, 0.0):.2f} s | "
+              f"{ratio} |")
     cells = sum(c for c, _ in results.values())
     wall = sum(w for _, w in results.values())
-    print(f"| one whole submission | **{cells:.2f} s** | {wall:.2f} s |")
+    total = sum(engine.values())
+    print(f"| one whole submission | **{cells:.2f} s** | {wall:.2f} s | **{total:.2f} s** | "
+          f"**{total / cells:.2f}x** |")
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,11 @@ class SampleStudent:
 def load_sample(path: Path, all_notebooks: list[str]) -> SampleStudent:
     spec = importlib.util.spec_from_file_location(f"mlm_sample_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(path.parent))  # what several samples share: samples/_name.py
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
     base = getattr(module, "BASE", "reference")
     if base not in ("reference", "release"):
         raise ValueError(f"{path}: BASE must be 'reference' or 'release', not {base!r}")
