@@ -27,9 +27,9 @@ c.ClearHiddenTests.enforce_metadata = False
 # c.Grading.student_time_s = 120.0    # seconds of the student's code in one notebook, in all
 # c.Grading.cell_timeout_s = 120.0    # seconds one cell of the trusted kernel may take
 # c.Grading.memory_bytes = 2 << 30    # memory the student's code may allocate
-# c.Grading.cpu_seconds = 120         # CPU seconds of one worker process
-# c.Grading.worker_cpus = 1.0         # CPUs' worth of time a worker and its children may use
-# c.Grading.worker_tasks = 64         # processes and threads a worker and its children may have
+# c.Grading.cpu_seconds = 120         # CPU seconds of one student process
+# c.Grading.student_cpus = 1.0        # CPUs' worth of time a student process and its children may use
+# c.Grading.student_tasks = 64        # processes and threads a student process and its children may have
 # c.Grading.sandbox = ""              # auto (""), namespaces or unsafe-no-sandbox; the
 #                                     # MLMCOURSE_SANDBOX environment variable wins
 # c.Grading.class_feedback = False    # True: each failed check in a student's feedback gains

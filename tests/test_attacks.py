@@ -1,12 +1,13 @@
-"""Denial of service by one student: output floods, a quadratic scrub, a worker that stalls.
+"""Denial of service by one student: output floods, a quadratic scrub, a process that stalls.
 
-The trusted side caps and cleans every reply of a worker (`mlmcourse.grader.hygiene.clean_reply`),
-sends to a worker under a deadline (`mlmcourse.grader.framing.GuardedSocket`), and the coordinator's
-library-path scrub (`mlmcourse.course.nbio.relative_library_paths`) runs in linear time. The unit
-tests check each piece; the slow tests read how the fresh build graded the sample students
-hostile_output_flood, hostile_slash_flood, hostile_stalled_reply and hostile_relabelled_replies
-(under the build's short limits: their scores do not depend on the limits) and bound their
-grading time and the size of their autograded notebooks.
+The trusted side caps and cleans every reply of a student process
+(`mlmcourse.grader.hygiene.clean_reply`), sends to one under a deadline
+(`mlmcourse.grader.framing.GuardedSocket`), and the coordinator's library-path scrub
+(`mlmcourse.course.nbio.relative_library_paths`) runs in linear time. The unit tests check each
+piece; the slow tests read how the fresh build graded the sample students hostile_output_flood,
+hostile_slash_flood, hostile_stalled_reply and hostile_relabelled_replies (under the build's
+short limits: their scores do not depend on the limits) and bound their grading time and the
+size of their autograded notebooks.
 """
 
 from __future__ import annotations
@@ -127,7 +128,8 @@ def test_a_reply_header_over_the_cap_is_refused_unread():
 
 
 # ---------------------------------------------------------------------------------------------
-# A worker that stops reading: the send has a deadline, the student is charged, the worker goes.
+# A student process that stops reading: the send has a deadline, the student is charged, the
+# process goes.
 
 
 def stalled_client(tmp_path: Path) -> tuple[StudentProcess, socket.socket]:
@@ -142,7 +144,7 @@ def stalled_client(tmp_path: Path) -> tuple[StudentProcess, socket.socket]:
     return client, worker
 
 
-def test_a_send_to_a_worker_that_stopped_reading_times_out(tmp_path):
+def test_a_send_to_a_student_process_that_stopped_reading_times_out(tmp_path):
     client, worker = stalled_client(tmp_path)
     with worker:
         started = time.monotonic()
@@ -151,13 +153,13 @@ def test_a_send_to_a_worker_that_stopped_reading_times_out(tmp_path):
         took = time.monotonic() - started
     assert 0.9 < took < 5
     assert client.session.used >= 0.9  # charged to the student
-    assert client.sock is None  # the worker was stopped
+    assert client.sock is None  # the student process was stopped
     assert '"kind": "timeout"' in (tmp_path / "incidents.jsonl").read_text()
 
 
 @pytest.mark.parametrize(("request_op", "reply"), [
     (protocol.CALL, {"op": "surprise", "stdout": "x"}),
-    # a call's reply relabelled as a worker's start: its text was printed and never charged
+    # a call's reply relabelled as a student process's start: its text was printed and never charged
     (protocol.CALL, {"op": "ready", "stdout": "x" * 20_000, "cells": [], "names": {}}),
     # a backward answered with anything but grads or an error
     (protocol.BACKWARD, {"op": "result", "stdout": "x" * 20_000, "spec": ["X", 0]}),
@@ -229,7 +231,7 @@ def test_attack_scores_exactly_in_bounded_time_and_space(graded_class, sample_id
 
 
 @pytest.mark.slow
-def test_a_stalled_worker_costs_only_the_calls_it_stalled(graded_class):
+def test_a_stalled_student_process_costs_only_the_calls_it_stalled(graded_class):
     verdict = graded_class.verdict("hostile_stalled_reply", "01_corruption")
     failed = [c.grade_id for c in verdict.checks if not c.passed]
     assert failed == ["test_empty"]  # the stalled call alone

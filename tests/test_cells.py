@@ -1,4 +1,4 @@
-"""How a cell's text runs: the one transformation the grader's worker and the loader share."""
+"""How a cell's text runs: the one transformation the student process and the loader share."""
 
 from __future__ import annotations
 

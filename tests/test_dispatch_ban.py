@@ -1,4 +1,4 @@
-"""The operator-recording protocol: a test's dispatch mode sees what the worker dispatched.
+"""The operator-recording protocol: a test's dispatch mode sees what the student process dispatched.
 
 A rule such as "no library loss" (notebooks 2 and 3) is checked on the aten operators the
 student's code actually ran, not on the names it called: a ``TorchDispatchMode`` of the test
@@ -79,7 +79,7 @@ def log_probs_by_saved_name(logits, labels, ignore_index=-100):
 
 
 class Watcher(TorchDispatchMode):
-    """Records local operators and those the worker reports (the protocol under test)."""
+    """Records local operators and those the student process reports (the protocol under test)."""
 
     def __init__(self):
         super().__init__()
@@ -118,7 +118,7 @@ def student():
 
 @pytest.fixture()
 def requests(monkeypatch):
-    """Every header the trusted side sends to a worker, and every reply header it gets."""
+    """Every header the trusted side sends to a student process, and every reply header it gets."""
     sent, received = [], []
     original_send, original_receive = trusted_client.send_msg, trusted_client.StudentProcess.receive
 
@@ -228,7 +228,7 @@ def rule_test(notebook: str, grade_id: str) -> str:
     ({"masked_lm_loss": "loss_hidden_in_backward"}, True),
     ({"masked_lm_loss": "loss_by_logsumexp"}, False),
 ])
-def test_notebook_3_rule_sees_the_worker(student, student_names, fails):
+def test_notebook_3_rule_sees_the_student_process(student, student_names, fails):
     source = rule_test("03_empty_mask_and_gradient", "test_loss_no_library_losses")
     namespace = {name: student(target) for name, target in student_names.items()}
     if fails:

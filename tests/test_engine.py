@@ -34,7 +34,7 @@ from mlmcourse.grader import sandbox as worker_sandbox
 from mlmcourse.grader.engine import grade_submission
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.proxies import StudentFunction
-from mlmcourse.grader.rebuild import defined_names, trusted_notebooks, worker_cells
+from mlmcourse.grader.rebuild import cells_to_run, defined_names, trusted_notebooks
 from mlmcourse.grader.verdict import Check, Kind, Status, Verdict, error_line
 
 # Small limits: a hang costs 4 s, a memory blow-up stops at 512 MiB. Scores do not change.
@@ -200,10 +200,10 @@ def test_trusted_notebook_takes_only_the_solution_cells():
             assert run.source == "__mlm_grader__.solution_cell('make_mlm_inputs')"
         else:
             assert cell.source == run.source == original.source
-    cells, bindings = worker_cells("01_corruption", source, student)
+    cells, bindings = cells_to_run("01_corruption", source, student)
     assert [c["grade_id"] for c in cells] == ["setup", "make_mlm_inputs"]
     assert bindings == {"make_mlm_inputs": ["make_mlm_inputs"]}
-    missing, _ = worker_cells("01_corruption", source, None)
+    missing, _ = cells_to_run("01_corruption", source, None)
     stub = release_stub(cells_by_grade_id(source)["make_mlm_inputs"].source)
     assert missing[1]["source"] == stub and "raise NotImplementedError()" in stub
 
@@ -251,7 +251,7 @@ def test_codec_keeps_sharing_and_refuses_code():
         codec.pack_tree({"f": print})
     pickled = codec.pack_tree({"g": torch.Generator()}, allow_pickle=True)
     with pytest.raises(ValueError):
-        codec.unpack_tree(pickled)  # what the worker sends is never unpickled
+        codec.unpack_tree(pickled)  # what the student process sends is never unpickled
     lying = codec.pack_tree(torch.arange(4)).replace(b"[4]", b"[9]")
     with pytest.raises(ValueError):
         codec.unpack_tree(lying)  # a tensor larger than its bytes
@@ -307,7 +307,7 @@ def test_worker_sandbox_hides_the_course_and_the_network(course):
     assert facts["network"] is False
     assert facts["wrote /usr"] is False and facts["wrote /"] is False
     assert facts[f"wrote {course}"] is False
-    assert facts["pids"] <= 3, "the worker sees processes outside its own namespace"
+    assert facts["pids"] <= 3, "the student process sees processes outside its own namespace"
     # The root holds system folders, the student's home and the first folder of each read-only
     # bind (the venv and package live wherever the course was cloned, e.g. /check/... on CI).
     binds = worker_sandbox.readonly_paths()
@@ -316,7 +316,7 @@ def test_worker_sandbox_hides_the_course_and_the_network(course):
                                   "etc", "proc", "dev", "tmp"} | bind_tops
     # Of the project folder itself only the bound package (and venv) show, never its sources.
     visible = set(facts["project"] or [])
-    assert visible <= {"mlmcourse", ".venv"}, f"the worker sees {visible} in the project"
+    assert visible <= {"mlmcourse", ".venv"}, f"the student process sees {visible} in the project"
     if os.getuid() == 0:
         assert facts["uid"] == worker_sandbox.NOBODY
     assert not list(course.rglob("written-by-student"))

@@ -4,7 +4,7 @@ one gradebook writer (nbgrader_config.py plugs `EngineExecute` and `SaveVerdict`
 
 A scratch course with every hostile sample (the gradebook, input transformers, patched helpers,
 deleted tests, stderr, hangs, crashes, memory, tampered tracebacks and gradchecks, reaches into
-the worker's evidence), every honest one (odd habits, the corpus of ordinary styles), the
+the student process's evidence), every honest one (odd habits, the corpus of ordinary styles), the
 reference and the blank release, graded once by nbgrader's command line: each notebook scores
 exactly what the fresh build's `make grade` gave it (its committed verdict), a reach the grader
 cannot check is marked for a look in the same cells, and nothing of the submissions, the course
@@ -123,8 +123,8 @@ def test_every_sample_scores_what_make_grade_gives(autograded):
 
 
 def test_the_cells_to_look_at_are_marked_alike(autograded):
-    """A check that passed on the worker's report, in a notebook whose answers the grader cannot
-    check, is marked for manual grading (the formgrader lists it) on this path as on `make
+    """A check that passed on the student process's report, in a notebook whose answers the grader
+    cannot check, is marked for manual grading (the formgrader lists it) on this path as on `make
     grade`'s: the same verdict, the same writer."""
     marked, want = set(), set()
     for student in STUDENTS:

@@ -308,9 +308,9 @@ def test_grading_settings_are_read_once_for_every_way_in(tmp_path):
     from mlmcourse.grader.config import course_settings, grading_settings
     from mlmcourse.grader.limits import Limits
 
-    write_config(tmp_path, "c.Grading.call_timeout_s = 5", "c.Grading.worker_tasks = 16",
+    write_config(tmp_path, "c.Grading.call_timeout_s = 5", "c.Grading.student_tasks = 16",
                  "c.Grading.student_time_s = 40", "c.Grading.sandbox = 'namespaces'")
-    want = Limits(call_timeout_s=5, student_time_s=40, worker_tasks=16)
+    want = Limits(call_timeout_s=5, student_time_s=40, student_tasks=16)
     config = GradingConfig.load(tmp_path)
     assert config.limits == want and config.sandbox == "namespaces"
     assert course_settings(tmp_path).limits() == want
@@ -320,6 +320,9 @@ def test_grading_settings_are_read_once_for_every_way_in(tmp_path):
 def test_the_old_spelling_is_refused_with_the_new_name(tmp_path):
     write_config(tmp_path, "c.EngineExecute.student_time_s = 40")
     with pytest.raises(ValueError, match="c.Grading.student_time_s instead"):
+        GradingConfig.load(tmp_path)
+    write_config(tmp_path, "c.Grading.worker_cpus = 0.5")  # "worker" is a Dask worker now
+    with pytest.raises(ValueError, match="c.Grading.student_cpus instead"):
         GradingConfig.load(tmp_path)
 
 

@@ -1,4 +1,4 @@
-"""Workers that must not cost other students: a CPU quota, no process that outlives its
+"""Student processes that must not cost other students: a CPU quota, no process that outlives its
 student, and no grading without the sandbox unless the TA names the risk.
 
 Cgroup tests skip where the grader cannot make cgroups; the sandbox tests skip where Linux
@@ -63,15 +63,15 @@ def fresh_zygote():
 
 
 def test_limits_carry_the_cpu_share_and_task_count():
-    limits = Limits(worker_cpus=0.5, worker_tasks=16)
+    limits = Limits(student_cpus=0.5, student_tasks=16)
     assert Limits.from_json(limits.to_json()) == limits
-    assert Limits.from_json("{}").worker_cpus == 1.0
-    assert limits.worker_group_memory_bytes == 2 * limits.memory_bytes
+    assert Limits.from_json("{}").student_cpus == 1.0
+    assert limits.student_group_memory_bytes == 2 * limits.memory_bytes
     with pytest.raises(ValueError):
-        Limits(worker_tasks=1.5)
+        Limits(student_tasks=1.5)
 
 
-def test_without_the_sandbox_no_worker_starts_unless_the_risk_is_named(monkeypatch, fresh_zygote):
+def test_without_the_sandbox_nothing_starts_unless_the_risk_is_named(monkeypatch, fresh_zygote):
     monkeypatch.setenv("MLMCOURSE_SANDBOX", "none")  # the old name of the fallback: refused now
     with pytest.raises(sandbox.SandboxRefused, match="MLMCOURSE_SANDBOX=unsafe-no-sandbox"):
         zygote_handle.get_zygote()
@@ -81,7 +81,7 @@ def test_without_the_sandbox_no_worker_starts_unless_the_risk_is_named(monkeypat
 
 @pytest.mark.skipif(os.getuid() != 0, reason="only root can run a process as another user")
 def test_kill_uid_kills_a_setsid_process_of_that_user():
-    uid = sandbox.worker_uid(os.getpid(), 4095)
+    uid = sandbox.student_uid(os.getpid(), 4095)
     pid = os.fork()
     if pid == 0:
         os.setsid()
@@ -110,7 +110,7 @@ def leave_a_daemon():
 
 
 @pytest.mark.parametrize("mode", ["auto", zygote.UNSAFE])
-def test_a_setsid_daemon_dies_with_its_worker(mode, monkeypatch, fresh_zygote):
+def test_a_setsid_daemon_dies_with_its_student_process(mode, monkeypatch, fresh_zygote):
     monkeypatch.setenv("MLMCOURSE_SANDBOX", mode)
     try:
         handle = zygote_handle.get_zygote()
@@ -131,7 +131,7 @@ def test_a_setsid_daemon_dies_with_its_worker(mode, monkeypatch, fresh_zygote):
     deadline = time.monotonic() + 10
     while survivors(MARKER) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not survivors(MARKER), f"{mode}: the setsid() daemon outlived its worker"
+    assert not survivors(MARKER), f"{mode}: the setsid() daemon outlived its student process"
 
 
 @pytest.mark.slow

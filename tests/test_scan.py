@@ -1,6 +1,7 @@
 """The trusted side's scan of answer cells for what the grader cannot check (grader/scan.py).
 
-A finding costs nothing: it marks the checks that rest on the worker's report for a TA's look.
+A finding costs nothing: it marks the checks that rest on the student process's report for a
+TA's look.
 So the scan must find every known way in, and should find nothing in honest code, however it is
 written (a note on an honest answer is noise a TA must read)."""
 

@@ -113,6 +113,8 @@ SANDBOX_MODES = ("auto", "namespaces", "unsafe-no-sandbox")
 SANDBOX_VARIABLE = "MLMCOURSE_SANDBOX"
 # The limits' older spelling, read by nbgrader's path only before: refused, with the new name.
 LEGACY_SECTION = "EngineExecute"
+# Settings renamed when "worker" came to mean a Dask worker only: refused, with the new name.
+RENAMED_SETTINGS = {"worker_cpus": "student_cpus", "worker_tasks": "student_tasks"}
 
 
 def _limit_setting(spec) -> Any:
@@ -174,6 +176,12 @@ def grading_settings(config: Any) -> Any:
     merged = Config()
     if config is not None and "Grading" in config:
         unknown = sorted(set(config.Grading) - known)
+        renamed = [name for name in unknown if name in RENAMED_SETTINGS]
+        if renamed:
+            raise ValueError(
+                f"nbgrader_config.py or the command line sets "
+                f"{', '.join('c.Grading.' + name for name in renamed)}: that name is gone; write "
+                f"{', '.join('c.Grading.' + RENAMED_SETTINGS[name] for name in renamed)} instead")
         if unknown:
             raise ValueError(f"nbgrader_config.py: no such grading setting: "
                              f"{', '.join('c.Grading.' + name for name in unknown)} "

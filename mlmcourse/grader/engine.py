@@ -63,11 +63,11 @@ from mlmcourse.course.layout import ASSIGNMENT
 
 from .limits import Limits
 from .rebuild import (
+    cells_to_run,
     copy_submission,
     read_submitted_notebook,
     repeated_note,
     trusted_notebooks,
-    worker_cells,
 )
 from .scan import CLAIMS_TAG, scan_cells
 from .slicing import skip_unneeded
@@ -302,7 +302,7 @@ def write_harness_config(name: str, sources: dict, submitted: dict, course: Path
     for other, other_nb in submitted.items():
         if other_nb is None:
             continue
-        cells, binds = worker_cells(other, sources[other], other_nb)
+        cells, binds = cells_to_run(other, sources[other], other_nb)
         notebooks[f"{other}.ipynb"] = cells
         if other == name:
             bindings = binds
@@ -389,7 +389,7 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     incidents_path(course, name).unlink(missing_ok=True)  # a retry starts with a clean log
     # Read on the trusted side, before the student's code runs: what can the grader not check?
     scanned = time.monotonic()
-    findings = scan_cells(worker_cells(name, source_nb, student_nb)[0])
+    findings = scan_cells(cells_to_run(name, source_nb, student_nb)[0])
     run = run_trusted(executed, run_dir, config_path, limits, time.monotonic() - scanned)
     checks = checks_of(graded, executed, run.stopped)
     incidents = read_incidents(incidents_path(course, name))
@@ -400,7 +400,8 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
         incidents.append(Incident(Kind.PASTED, pasted))
     status = status_of(run.status, incidents)
     if status is Status.ERROR and run.status is Status.OK:
-        log.warning("%s/%s: the setup cell failed in the worker: %s", student, name, incidents)
+        log.warning("%s/%s: the setup cell failed in the student process: %s", student, name,
+                    incidents)
     notes = [str(incident) for incident in incidents[:5]]
     detail = "; ".join([d for d in [run.detail, *notes] if d])
     verdict = Verdict(name, status, checks, incidents, detail, left, time.monotonic() - started)

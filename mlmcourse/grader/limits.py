@@ -31,20 +31,20 @@ class Limits:
 
     cell_timeout_s: float = _limit(120.0, "Seconds one cell of the trusted kernel may run.")
     memory_bytes: int = _limit(
-        2 * GIB, "Memory the student's code may allocate (RLIMIT_DATA beyond the worker's "
+        2 * GIB, "Memory the student's code may allocate (RLIMIT_DATA beyond the student process's "
         "inherited torch); the trusted kernel gets TRUSTED_KERNEL_MEMORY_FACTOR times it.")
     cpu_seconds: int = _limit(
-        120, "CPU seconds one worker process may use (RLIMIT_CPU; a restart renews it).")
+        120, "CPU seconds one student process may use (RLIMIT_CPU; a restart renews it).")
     call_timeout_s: float = _limit(30.0, "Seconds one call of a student's function may take.")
     student_time_s: float = _limit(
         120.0, "Seconds the student's code may use in one notebook in all; past it, further "
         "calls fail at once (a hang costs at most this much).")
-    worker_cpus: float = _limit(
-        1.0, "CPUs' worth of time a worker and every process it starts may use at once (a "
+    student_cpus: float = _limit(
+        1.0, "CPUs' worth of time a student process and every process it starts may use at once (a "
         "cgroup's CPU quota, where the grader can make cgroups).")
-    worker_tasks: int = _limit(
-        64, "Processes and threads a worker and its children may have at once (the cgroup's "
-        "pids.max; RLIMIT_NPROC of the worker's own user in the fallback).")
+    student_tasks: int = _limit(
+        64, "Processes and threads a student process and its children may have at once (the "
+        "cgroup's pids.max; RLIMIT_NPROC of the student process's own user in the fallback).")
 
     def __post_init__(self) -> None:
         for spec in fields(self):
@@ -65,7 +65,7 @@ class Limits:
         return TRUSTED_KERNEL_MEMORY_FACTOR * self.memory_bytes
 
     @property
-    def worker_group_memory_bytes(self) -> int:
+    def student_group_memory_bytes(self) -> int:
         """The memory of a student process and all its children together (the cgroup's limit: a
         second line behind RLIMIT_DATA, which each process gets anew): twice `memory_bytes`, room
         for the pages of the inherited torch that a student process copies when it writes to

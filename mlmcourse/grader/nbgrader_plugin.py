@@ -6,8 +6,8 @@ runs the notebook, student code included, in the grader's own kernel, and `SaveA
 scores every graded cell by nbgrader's rule (an error or any stderr fails the cell).
 nbgrader_config.py puts `EngineExecute` in `Execute`'s place and `SaveVerdict` in
 `SaveAutoGrades`'s: the first grades the notebook with `mlmcourse.grader.engine.grade_submission`
-(student code in the sandboxed worker, the hidden tests in a trusted kernel) and hands on the
-engine's autograded notebook with its `Verdict`; the second writes that verdict through the
+(student code in the sandboxed student process, the hidden tests in a trusted kernel) and hands
+on the engine's autograded notebook with its `Verdict`; the second writes that verdict through the
 course's one gradebook writer (`grader.gradebook`), as `make grade` does, and applies the late
 policy. No output is forged and no checksum rewritten for nbgrader to read a score back.
 

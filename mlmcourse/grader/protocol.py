@@ -124,13 +124,13 @@ _resolve_student_object: Any = None
 
 
 def set_student_object_resolver(resolve) -> None:
-    """Worker side: how `student_object` finds the object at a dotted path."""
+    """Student side: how `student_object` finds the object at a dotted path."""
     global _resolve_student_object
     _resolve_student_object = resolve
 
 
 def student_object(path: str):
-    """Worker side: the unpickled stand-in for a proxy passed back as an argument."""
+    """Student side: the unpickled stand-in for a proxy passed back as an argument."""
     if _resolve_student_object is None:
         raise RuntimeError(f"{path} is not available here")
     return _resolve_student_object(path)

@@ -8,7 +8,7 @@ becomes the release stub, :func:`mlmcourse.course.cells.release_stub`, that rais
 added cells, metadata -- is ignored. Two notebooks come out of one rebuild: the one the trusted
 kernel runs (each code answer replaced by ``__mlm_grader__.solution_cell(GRADE_ID)``, see
 :mod:`mlmcourse.grader.harness`) and the one handed back, which shows the student's answers.
-What a student process runs (:func:`worker_cells`) is the source's ``setup`` cell and those answers.
+What a student process runs (:func:`cells_to_run`) is the source's ``setup`` cell and those answers.
 
 The submission is read, never written: only regular files (no links) of bounded size.
 """
@@ -164,7 +164,7 @@ def repeated_note(student_nb: nbformat.NotebookNode | None) -> str:
     return f"cells pasted with their nbgrader id: {listed}; the last copy of each was graded"
 
 
-def worker_cells(name: str, source_nb: nbformat.NotebookNode,
+def cells_to_run(name: str, source_nb: nbformat.NotebookNode,
                  student_nb: nbformat.NotebookNode | None
                  ) -> tuple[list[dict], dict[str, list[str]]]:
     """The cells a student process runs for notebook `name` (source setup + student solutions),

@@ -56,7 +56,7 @@ def limit_trusted_kernel(limits: Limits) -> None:
     _limit_memory(limits.trusted_kernel_memory_bytes)
 
 
-def limit_worker(limits: Limits) -> None:
+def limit_student_process(limits: Limits) -> None:
     """Resource limits of a student process (this process): memory, CPU time, file size, open
     files."""
     _limit_memory(limits.memory_bytes)
@@ -294,18 +294,19 @@ def status_text(status: int) -> str:
 # ---------------------------------------------------------------------------------------------
 # The fallback's identity: a user of its own per student process.
 
-# Workers of the fallback run as users that exist nowhere (no passwd entry, no files): one per
-# student process, so that RLIMIT_NPROC counts one student's processes only, one student cannot
-# signal another's, and everything a student process started can be killed at once (`kill_uid`). The
-# range sits far above any real account; the zygote's pid spreads concurrent zygotes apart.
-WORKER_UID_BASE = 1_000_000_000
-WORKER_UIDS_PER_ZYGOTE = 4096
+# Student processes of the fallback run as users that exist nowhere (no passwd entry, no files):
+# one per student process, so that RLIMIT_NPROC counts one student's processes only, one student
+# cannot signal another's, and everything a student process started can be killed at once
+# (`kill_uid`). The range sits far above any real account; the zygote's pid spreads concurrent
+# zygotes apart.
+STUDENT_UID_BASE = 1_000_000_000
+STUDENT_UIDS_PER_ZYGOTE = 4096
 
 
-def worker_uid(zygote_pid: int, counter: int) -> int:
+def student_uid(zygote_pid: int, counter: int) -> int:
     """The uid of the fallback student process number `counter` of the zygote `zygote_pid`."""
-    return (WORKER_UID_BASE + (zygote_pid % 500_000) * WORKER_UIDS_PER_ZYGOTE
-            + counter % WORKER_UIDS_PER_ZYGOTE)
+    return (STUDENT_UID_BASE + (zygote_pid % 500_000) * STUDENT_UIDS_PER_ZYGOTE
+            + counter % STUDENT_UIDS_PER_ZYGOTE)
 
 
 def fallback_can_drop() -> str:
@@ -313,7 +314,7 @@ def fallback_can_drop() -> str:
     import mlmcourse
 
     if os.getuid() != 0:
-        return "the grader does not run as root, so a worker cannot get a user of its own"
+        return "the grader does not run as root, so a student process cannot get a user of its own"
     needed = (sys.base_prefix, sys.prefix, os.path.dirname(mlmcourse.__file__))
     unreadable = [path for path in needed if not readable_by_others(path)]
     if unreadable:
@@ -429,7 +430,7 @@ def _write(path: str, text: str) -> bool:
         return False
 
 
-class WorkerCgroups:
+class StudentCgroups:
     """The zygote's cgroups (``mlm-zygote-<pid>`` beside the zygote's own, in every hierarchy
     that lets us write) and one child group per student process in each: ``w<n>``.
 
@@ -556,8 +557,8 @@ def _remove_stale(folder: str) -> None:
 
 
 def _limit_group(folder: str, controls: frozenset[str], limits: Limits) -> None:
-    quota = max(1000, int(limits.worker_cpus * CPU_PERIOD_US))
-    memory = limits.worker_group_memory_bytes
+    quota = max(1000, int(limits.student_cpus * CPU_PERIOD_US))
+    memory = limits.student_group_memory_bytes
     v2 = os.path.exists(os.path.join(folder, "cgroup.controllers"))
     if "cpu" in controls:
         if v2:
@@ -566,7 +567,7 @@ def _limit_group(folder: str, controls: frozenset[str], limits: Limits) -> None:
             _write(os.path.join(folder, "cpu.cfs_period_us"), str(CPU_PERIOD_US))
             _write(os.path.join(folder, "cpu.cfs_quota_us"), str(quota))
     if "pids" in controls:
-        _write(os.path.join(folder, "pids.max"), str(limits.worker_tasks))
+        _write(os.path.join(folder, "pids.max"), str(limits.student_tasks))
     if "memory" in controls:
         if v2:
             _write(os.path.join(folder, "memory.max"), str(memory))

@@ -10,7 +10,7 @@ PyTorch's private internals, ctypes and raw memory, processes, and code made at 
 
 A finding costs no point. It is an incident of kind `unchecked` with a neutral note for the TA ("the
 grader cannot check what ... does here"), and the checks of that notebook that passed on the student
-process's report (cell tag `student process-claims`, :data:`CLAIMS_TAG`) are marked for a look: in
+process's report (cell tag `process-claims`, :data:`CLAIMS_TAG`) are marked for a look: in
 the score table, the class report and the formgrader. So an ordinary answer never loses a point to
 the scan, and a reach into the grader never pays silently. The scan is a list of known ways in, not
 a proof (the README's threat model says what that leaves); it reads each cell once, in time linear
@@ -27,7 +27,7 @@ from .limits import CAPS
 
 # A graded cell whose verdict rests on what the student process reports, not on what the trusted
 # side sees.
-CLAIMS_TAG = "worker-claims"
+CLAIMS_TAG = "process-claims"
 
 
 # The modules an answer uses in the ordinary way (with their public submodules): what the

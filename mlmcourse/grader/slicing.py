@@ -3,7 +3,7 @@
 Only graded cells earn points, so a demo cell (a plot, a table, a visible check) that no graded
 cell depends on cannot change a score; under grading it is not run. In notebook 04 the demo cells
 train the experiment two dozen times with the student's functions, each step a round trip to
-the sandboxed worker: more than half of the notebook's grading time, for no point.
+the sandboxed student process: more than half of the notebook's grading time, for no point.
 
 A code cell runs when it is the ``setup`` cell, a student's answer cell (its output is shown,
 and it binds the student's names), a graded cell, or an earlier cell that assigns (imports,
@@ -76,7 +76,7 @@ def cells_to_run(nb) -> set[int]:
     for i in code:
         if is_solution(nb.cells[i]):
             # Under grading the kernel only binds the student's names here (the student's
-            # text runs in the worker): it reads nothing of the notebook's namespace.
+            # text runs in the student process): it reads nothing of the notebook's namespace.
             names[i] = (set(), set(_names_or_empty(nb.cells[i].source)))
             continue
         try:

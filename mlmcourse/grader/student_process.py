@@ -9,14 +9,15 @@ A call crosses the boundary in the messages of :mod:`mlmcourse.grader.protocol` 
 :mod:`mlmcourse.grader.codec`. Trusted -> student process: the arguments (detached;
 ``requires_grad`` flags, the global RNG state when it changed, the default dtype and grad mode
 travel along; other objects, e.g. a ``torch.Generator``, are pickled for the student process), in
-memory both sides map (:mod:`mlmcourse.grader.shared_inputs`). Worker -> trusted: the results (plain
-tensors, numbers, strings, containers -- never pickle, never code). What the call did to its inputs
-is seen here: bytes the student's code wrote into the shared arguments are written back into the
-caller's tensor (the trusted side's own observation). What the student process says besides (an
-output that is a view of an input becomes the same view of the caller's tensor; a
-``torch.Generator`` argument comes back advanced; the global random state after the call) is its
-claim, taken as it is: the engine's tamper scan (:mod:`mlmcourse.grader.tamper`) decides whether a
-submission's claims can count at all. Outputs that require grad are returned through a trusted
+memory both sides map (:mod:`mlmcourse.grader.shared_inputs`). Student process -> trusted: the
+results (plain tensors, numbers, strings, containers -- never pickle, never code). What the call
+did to its inputs is seen here: bytes the student's code wrote into the shared arguments are
+written back into the caller's tensor (the trusted side's own observation). What the student
+process says besides (an output that is a view of an input becomes the same view of the caller's
+tensor; a ``torch.Generator`` argument comes back advanced; the global random state after the
+call) is its claim, taken as it is: where the trusted side's scan of the answers
+(:mod:`mlmcourse.grader.scan`) finds what the grader cannot check, the checks that rest on a claim
+are marked for the TA's look. Outputs that require grad are returned through a trusted
 ``torch.autograd.Function`` whose backward asks the student process for the gradients
 (``torch.autograd.grad`` over the student's graph, so a hand-written ``backward`` runs there). An
 exception is re-raised with the builtin type it derives from and its message; the student's
@@ -215,12 +216,12 @@ class StudentProcess:
                 f"your code in {self.label} could not be started (it failed {self.start_failures}"
                 " times while its cells ran): nothing of it can be tested"))
         control = connect(session.zygote)
-        send_msg(control, {"kind": "worker", "limits": session.limits.to_json()})
+        send_msg(control, {"kind": "student", "limits": session.limits.to_json()})
         header, _, fds = recv_msg(control, deadline=time.monotonic() + 30, with_fds=1)
         if not fds:
             control.close()
             why = header.get("error") or "no reason given"
-            raise RuntimeError(f"the grading engine could not start a worker: {why}")
+            raise RuntimeError(f"the grading engine could not start a student process: {why}")
         self.control = control
         self.sock = GuardedSocket(fileno=fds[0])
         self.sock.send_timeout = session.call_timeout
@@ -390,7 +391,8 @@ class StudentProcess:
                 f"{target} sent back something that is not plain data"))
         if not isinstance(back, dict):
             self.stop()
-            raise_from_sandbox(StudentCodeCrashed(f"{target}: malformed reply from the worker"))
+            raise_from_sandbox(StudentCodeCrashed(
+                f"{target}: malformed reply from the student process"))
         self.rng = rng
         self.apply_claims(leaves, back)
         report_ops(watchers, header, session, target)  # a mode may fail the test here: last
@@ -484,7 +486,8 @@ class StudentProcess:
             return unflatten(header["spec"], outputs)
         except (ValueError, RecursionError):
             self.stop()
-            raise_from_sandbox(StudentCodeCrashed(f"{target}: malformed reply from the worker"))
+            raise_from_sandbox(StudentCodeCrashed(
+                f"{target}: malformed reply from the student process"))
 
     def backward(self, handle: int, grads: list, count: int) -> list:
         __tracebackhide__ = True
@@ -492,7 +495,7 @@ class StudentProcess:
 
         if self.sock is None or handle is None:
             raise_from_sandbox(StudentCodeCrashed(
-                "the worker that computed this result has died, so its gradient is lost"))
+                "the student process that computed this result has died, so its gradient is lost"))
         watchers = op_watchers()
         request = {"op": protocol.BACKWARD, "handle": handle,
                    **({"record_ops": True} if watchers else {})}
@@ -556,7 +559,8 @@ def _make_remote_backward():
             box = ctx.box
             if box.generation != box.client.generation:
                 raise_from_sandbox(StudentCodeCrashed(
-                    "the worker that computed this result was restarted, so its gradient is lost"))
+                    "the student process that computed this result was restarted, so its "
+                    "gradient is lost"))
             got = box.client.backward(box.handle, list(grads), box.count)
             return (None, *got, *[None] * (len(ctx.needs_input_grad) - 1 - box.count))
 

@@ -39,7 +39,7 @@ from .protocol import ChannelClosed, error_info, recv_msg, send_msg
 # What the student process asks of tensors, autograd and the random generator to say what a call
 # did, taken before any student code runs and from PyTorch's C types where there are: a student's
 # patched `torch.Tensor.device`, `torch.autograd.grad` or `torch.get_rng_state` changes none of them
-# (reaching these names themselves means reaching into the grader: tamper.py).
+# (reaching these names themselves is what the trusted side's scan looks for: scan.py).
 _TENSOR = torch._C.TensorBase
 _DEVICE_OF = _TENSOR.device.__get__
 _REQUIRES_GRAD = _TENSOR.requires_grad.__get__
@@ -206,7 +206,7 @@ class _CappedIO(io.StringIO):
 # The student process: runs only student code (plus the notebook's setup cell).
 
 
-class _Worker:
+class _StudentSide:
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
@@ -422,7 +422,8 @@ class _Worker:
     def backward(self, header: dict, blob: bytes) -> None:
         handle = self.handles.get(header.get("handle"))
         if handle is None:
-            err = RuntimeError("the graph of this result is gone (the worker was restarted)")
+            err = RuntimeError(
+                "the graph of this result is gone (the student process was restarted)")
             self.reply({"op": protocol.ERROR, "error": error_info(err, ()), "stdout": "",
                         "stderr": ""})
             return
@@ -477,7 +478,7 @@ def serve(sock: socket.socket, sandbox: str) -> None:
     import warnings
 
     warnings.formatwarning = _short_warning
-    _Worker(sock).serve()
+    _StudentSide(sock).serve()
 
 
 def _short_warning(message, category, filename, lineno, line=None) -> str:

@@ -23,8 +23,8 @@ from one zygote that imported torch, IPython and ipykernel once. The zygote is s
   ``MLMCOURSE_SANDBOX=namespaces`` makes a missing sandbox an error at start.
 
 Every student process also gets cgroups of its own where the machine lets the grader make them
-(:class:`mlmcourse.grader.sandbox.WorkerCgroups`, v2 or v1): a CPU quota
-(`Limits.worker_cpus`), a process count (`Limits.worker_tasks`) and memory for it and all its
+(:class:`mlmcourse.grader.sandbox.StudentCgroups`, v2 or v1): a CPU quota
+(`Limits.student_cpus`), a process count (`Limits.student_tasks`) and memory for it and all its
 children together, and a kill of every process in it when the student process goes. The zygote is a
 child subreaper, so what a student process leaves behind is reaped here.
 
@@ -62,22 +62,22 @@ from .sandbox import (
     NOBODY,
     SANDBOX_HOME,
     UNSAFE,
-    WorkerCgroups,
+    StudentCgroups,
     close_all_but,
     exit_code,
     fallback_can_drop,
     join_cgroups,
     kill_group,
     kill_uid,
+    limit_student_process,
     limit_trusted_kernel,
-    limit_worker,
     plain_child_drop,
     readonly_paths,
     refusal_text,
     sandbox_child,
     set_child_subreaper,
     status_text,
-    worker_uid,
+    student_uid,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -127,7 +127,7 @@ class Zygote:
         self.binds: list[str] = []
         self.counter = 0
         self.roots: dict[int, str] = {}  # pid -> the empty folder its sandbox root was mounted on
-        self.cgroups = WorkerCgroups()
+        self.cgroups = StudentCgroups()
         self.groups: dict[int, list[str]] = {}  # student process pid -> its cgroup folders
         self.uids: dict[int, int] = {}  # fallback student process pid -> the user of its own
 
@@ -225,7 +225,7 @@ class Zygote:
                 return
             if pid == 0:
                 return
-            self.clean_up_worker(pid)
+            self.clean_up_student(pid)
             root = self.roots.pop(pid, None)
             if root is not None:
                 if self.sandbox == "namespaces":
@@ -253,7 +253,7 @@ class Zygote:
         if pid in self.uids:
             kill_uid(self.uids[pid])
 
-    def clean_up_worker(self, pid: int) -> None:
+    def clean_up_student(self, pid: int) -> None:
         """A student process is gone: nothing it left behind may live on (a sandboxed student
         process's leftovers die with its PID namespace; a fallback student process's are killed
         here)."""
@@ -294,12 +294,12 @@ class Zygote:
             return
         if kind == "kernel":
             pid = self.fork_kernel(conn, header)
-        elif kind == "worker" and self.sandbox == "refused":
+        elif kind == "student" and self.sandbox == "refused":
             send_msg(conn, {"error": refusal_text(self.sandbox_reason)})
             self.drop(conn)
             return
-        elif kind == "worker":
-            pid = self.fork_worker(conn, header)
+        elif kind == "student":
+            pid = self.fork_student(conn, header)
         else:
             pid = None
         if pid is None:
@@ -349,7 +349,7 @@ class Zygote:
             traceback.print_exc()
         os._exit(code)
 
-    def fork_worker(self, conn: socket.socket, header: dict) -> int | None:
+    def fork_student(self, conn: socket.socket, header: dict) -> int | None:
         try:
             limits = Limits.from_json(header["limits"])
         except (KeyError, TypeError, ValueError) as err:
@@ -361,9 +361,9 @@ class Zygote:
             root = os.path.join(self.folder, f"root-{self.counter}")
             os.makedirs(root, exist_ok=True)
         else:  # the student process's own folder, outside the zygote's private one
-            root = tempfile.mkdtemp(prefix="mlm-worker-")
+            root = tempfile.mkdtemp(prefix="mlm-student-")
         groups = self.cgroups.create(f"w{self.counter}", limits)
-        uid = worker_uid(os.getpid(), self.counter)
+        uid = student_uid(os.getpid(), self.counter)
         pid = os.fork()
         if pid:
             theirs.close()
@@ -397,9 +397,9 @@ class Zygote:
                     except (ValueError, OSError):
                         pass
             else:
-                plain_child_drop(root, uid, limits.worker_tasks)
+                plain_child_drop(root, uid, limits.student_tasks)
                 os.environ["HOME"] = os.getcwd()
-            limit_worker(limits)
+            limit_student_process(limits)
             from mlmcourse.grader import student_side
 
             student_side.serve(theirs, self.sandbox)
