@@ -19,8 +19,6 @@ from mlmcourse.build.editions import MANIFEST, stale_stages
 from mlmcourse.build.samples import VERDICTS, graded_verdicts, load_samples, verdicts_text
 from mlmcourse.course import nbio
 
-pytestmark = pytest.mark.slow
-
 BYTE_FOR_BYTE = ("release", "notebooks", "submitted")
 
 
@@ -40,12 +38,13 @@ def comparable(path: Path) -> bytes:
     return nbio.without_timings(path.read_text(encoding="utf-8")).encode()
 
 
-def test_manifest_matches_current_sources():
+def test_manifest_matches_current_sources():  # quick: no build, so the edit loop runs it too
     assert stale_stages(ROOT) == [], (
         "source/, samples/ or mlmcourse/ changed since the last `make build`: run it and commit"
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", GENERATED)
 def test_committed_folder_holds_the_files_of_a_fresh_build(built_course, folder):
     committed, fresh = files_under(ROOT, folder), files_under(built_course, folder)
@@ -60,6 +59,7 @@ def test_committed_folder_holds_the_files_of_a_fresh_build(built_course, folder)
         assert not stale, f"stale generated files (run `make build` and commit): {stale}"
 
 
+@pytest.mark.slow
 def test_every_samples_verdicts_are_the_committed_ones(built_course):
     """Check by check: a change in what the grader decides shows here, as a diff of JSON."""
     changed = []
@@ -72,5 +72,6 @@ def test_every_samples_verdicts_are_the_committed_ones(built_course):
                         "the diff of samples/verdicts/ and commit it"
 
 
+@pytest.mark.slow
 def test_manifest_is_committed_and_fresh(built_course):
     assert (ROOT / MANIFEST).read_text() == (built_course / MANIFEST).read_text()

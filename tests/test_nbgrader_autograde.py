@@ -20,18 +20,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, course_env, fingerprint
+from conftest import ROOT, course_env, fingerprint, sample
 from test_parallel import FIRST
 
 from mlmcourse.build.samples import (
     committed_verdicts,
     expected_scores,
-    load_sample,
     sample_notebook,
 )
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.grader.grading import read_scores
 
 pytestmark = pytest.mark.slow
@@ -57,10 +56,6 @@ def course_with_release(destination) -> Path:
     shutil.copy(ROOT / "nbgrader_config.py", destination / "nbgrader_config.py")
     nbgrader(destination, "generate_assignment", ASSIGNMENT, "--force")
     return destination
-
-
-def sample(student_id: str):
-    return load_sample(ROOT / "samples" / f"{student_id}.py", notebook_names(ROOT))
 
 
 def handed_in(student_id: str) -> list[str]:

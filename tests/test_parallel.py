@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, course_env, fingerprint, free_port
+from conftest import ROOT, course_env, fingerprint, free_port, sample, write_sample
 
-from mlmcourse.build.samples import expected_scores, load_sample, sample_notebook
+from mlmcourse.build.samples import expected_scores, load_sample
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_graded, is_solution, total_points
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
@@ -53,15 +53,12 @@ def make_course(destination: Path, students: list[str] = STUDENTS) -> Path:
         shutil.copytree(ROOT / folder, destination / folder)
     shutil.copy(ROOT / "nbgrader_config.py", destination / "nbgrader_config.py")
     for student_id in students:
-        student = load_sample(ROOT / "samples" / f"{student_id}.py", notebook_names(ROOT))
-        nb = sample_notebook(ROOT, student, FIRST)
-        nbio.write(nb, destination / "submitted" / student_id / ASSIGNMENT / f"{FIRST}.ipynb")
+        write_sample(ROOT, student_id, destination / "submitted", [FIRST])
     return destination
 
 
 def expected_first(student_id: str) -> float:
-    student = load_sample(ROOT / "samples" / f"{student_id}.py", notebook_names(ROOT))
-    return expected_scores(ROOT, student)[FIRST]
+    return expected_scores(ROOT, sample(student_id))[FIRST]
 
 
 # ---- the cluster, and an audit of what its worker processes open --------------------------------
