@@ -29,6 +29,7 @@ from mlmcourse.course.cells import is_graded, is_solution, total_points
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 from mlmcourse.grader.config import GradingConfig
 from mlmcourse.grader.grading import GradingError, autograde, read_scores
+from mlmcourse.grader.verdict import verdict_of
 
 FIRST, SECOND = notebook_names(ROOT)[:2]
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
@@ -159,19 +160,21 @@ def test_autograded_notebooks_are_written_by_the_coordinator(graded):
         folder = root / "autograded" / student / ASSIGNMENT
         assert sorted(p.name for p in folder.iterdir()) == [f"{FIRST}.ipynb"], student
         nb = nbio.read(folder / f"{FIRST}.ipynb")
-        assert any(is_graded(cell) and cell.outputs for cell in nb.cells), student
+        assert verdict_of(nb) is not None, f"{student}: the notebook carries no verdict"
 
 
 @pytest.mark.slow
 def test_feedback_says_what_failed_without_the_hidden_tests(graded):
     root = graded["root"]
     source = nbio.read(root / "source" / ASSIGNMENT / f"{FIRST}.ipynb")
-    hidden_lines = {
+    release = nbio.read(root / "release" / ASSIGNMENT / f"{FIRST}.ipynb")
+    public = {line.strip() for cell in release.cells for line in cell.source.splitlines()}
+    hidden_lines = {  # a hidden line that is also shown in the release is no secret
         line.strip()
         for cell in source.cells if is_graded(cell) and not is_solution(cell)
         for block in HIDDEN.findall(cell.source)
         for line in block.splitlines() if len(line.strip()) > 25
-    }
+    } - public
     assert hidden_lines, "the first notebook should have hidden tests"
     for student in STUDENTS:
         page = (root / "feedback" / student / ASSIGNMENT / f"{FIRST}.html").read_text()

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, sample
 
 from mlmcourse.build.samples import load_sample, sample_notebook
 from mlmcourse.course import nbio
@@ -180,7 +180,6 @@ def test_a_class_with_attackers_costs_the_honest_students_nothing(tmp_path, fres
     for honest in ("reference", "honest_stderr_every_call"):
         assert scores[(honest, FIRST)] == 24, honest
         assert scores[(honest, EXPERIMENT)] == 5, honest
-    assert scores[("hostile_cpu_hog", FIRST)] == 24  # right; starting processes: flagged
-    assert scores[("hostile_output_flood", FIRST)] == 22  # reaches into the grader: -2
-    assert scores[("hostile_stalled_reply", FIRST)] == 21  # and a stalled call: -1
+    for hostile in ("hostile_cpu_hog", "hostile_output_flood", "hostile_stalled_reply"):
+        assert scores[(hostile, FIRST)] == sample(hostile).expected[FIRST], hostile  # as the build
     assert seconds < 420, f"the class took {seconds:.0f} s"
