@@ -70,7 +70,7 @@ test: $(READY_DEV)
 	@mkdir -p build
 	@if command -v podman >/dev/null && [ "$$(id -u)" = 0 ]; then \
 	    echo "building the course image in the background (build/image.log)"; \
-	    ( $(MAKE) --no-print-directory image > build/image.log 2>&1 & ); fi
+	    ( nice -n 19 $(MAKE) --no-print-directory image > build/image.log 2>&1 & ); fi
 	$(BIN)/python -m ruff check mlmcourse tests samples deploy
 	$(BIN)/python -m pytest
 

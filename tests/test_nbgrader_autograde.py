@@ -2,14 +2,14 @@
 one gradebook writer (nbgrader_config.py plugs `EngineExecute` and `SaveVerdict` of
 `mlmcourse.grader.nbgrader_plugin` in place of nbgrader's `Execute` and `SaveAutoGrades`).
 
-A scratch course with every hostile sample (the gradebook, input transformers, patched helpers,
-deleted tests, stderr, hangs, crashes, memory, tampered tracebacks and gradchecks, reaches into
-the student process's evidence), every honest one (odd habits, the corpus of ordinary styles), the
-reference and the blank release, graded once by nbgrader's command line: each notebook scores
-exactly what the fresh build's `make grade` gave it (its committed verdict), a reach the grader
-cannot check is marked for a look in the same cells, and nothing of the submissions, the course
-or the gradebook is touched. Short time limits (set on the command line, as a TA would) keep the
-hang cheap; they change no score.
+A scratch course with every hostile sample but those only the sandbox decides (the gradebook,
+input transformers, patched helpers, deleted tests, stderr, a hang, tampered tracebacks and
+gradchecks, reaches into the student process's evidence), every honest one (odd habits, the
+corpus of ordinary styles), the reference and the blank release, graded once by nbgrader's
+command line: each notebook scores exactly what the fresh build's `make grade` gave it (its
+committed verdict), a reach the grader cannot check is marked for a look in the same cells, and
+nothing of the submissions, the course or the gradebook is touched. Short time limits (set on
+the command line, as a TA would) keep the hang cheap; they change no score.
 """
 
 from __future__ import annotations
@@ -35,9 +35,17 @@ from mlmcourse.grader.grading import read_scores
 
 pytestmark = pytest.mark.slow
 
-HOSTILE = sorted(path.stem for path in (ROOT / "samples").glob("hostile_*.py"))
+# What the sandbox and the message layer decide (resources, crashes, floods, stalls) is one
+# engine call on both ways in: tests/test_attacks.py and test_sandbox_limits.py read those
+# samples from the fresh build, and they are not graded a second time here.
+SANDBOX_ONLY = {"hostile_cpu_hog", "hostile_crash", "hostile_memory", "hostile_output_flood",
+                "hostile_slash_flood", "hostile_segfault", "hostile_setsid_daemon",
+                "hostile_stalled_reply", "hostile_relabelled_replies"}
+HOSTILE = sorted(path.stem for path in (ROOT / "samples").glob("hostile_*.py")
+                 if path.stem not in SANDBOX_ONLY)
 HONEST = sorted(path.stem for path in (ROOT / "samples").glob("honest_*.py"))
-STUDENTS = ["reference", "blank", *HOSTILE, *HONEST]
+TWINS = sorted(path.stem for path in (ROOT / "samples").glob("twin_*.py"))
+STUDENTS = ["reference", "blank", *HOSTILE, *TWINS, *HONEST]
 LIMITS = ["--Grading.call_timeout_s=4", "--Grading.student_time_s=30"]
 BREACH = "HACKED_BY_*"  # what hostile_gradebook leaves next to a file it could open for writing
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, course_env, fingerprint, free_port, sample, write_sample
 
-from mlmcourse.build.samples import expected_scores, load_sample
+from mlmcourse.build.samples import committed_verdicts, expected_scores, load_sample
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_graded, is_solution, total_points
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
@@ -111,22 +111,20 @@ def graded(tmp_path_factory, client):
 
 
 @pytest.mark.slow
-def test_parallel_scores_equal_sequential_engine_scores(graded, tmp_path):
-    """Each test cell's score from the parallel run is the one the engine gives, run alone."""
-    from mlmcourse.grader.engine import grade_submission
-
+def test_parallel_scores_equal_the_committed_verdicts(graded):
+    """Each test cell's score from this parallel run is the one in the sample's committed
+    verdict (what the fresh build's grading gave it: tests/test_generated_fresh.py)."""
     root = graded["root"]
     config = GradingConfig.load(root)
     assert not graded["outcome"].failed
     assert len({o.worker for o in graded["outcome"].outcomes.values()}) >= 1
     with config.gradebook() as gradebook:
         for student in STUDENTS:
-            [alone] = grade_submission(root, student, root / "submitted" / student / ASSIGNMENT,
-                                       tmp_path / student, notebooks=[FIRST])
+            committed = committed_verdicts(ROOT, student)[FIRST]
+            want = {grade: points for grade, points, _ in committed["checks"]}
             nb = gradebook.find_submission_notebook(FIRST, ASSIGNMENT, student)
-            in_db = {grade.name: grade.score for grade in nb.grades}
-            assert in_db == {t.grade_id: t.points for t in alone.checks}, student
-            assert nb.score == alone.score == expected_first(student), student
+            assert {grade.name: grade.score for grade in nb.grades} == want, student
+            assert nb.score == committed["score"] == expected_first(student), student
 
 
 @pytest.mark.slow

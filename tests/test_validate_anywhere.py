@@ -7,6 +7,7 @@ reads an Out[n] of a graded cell as a partial grade)."""
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_graded
 from mlmcourse.course.layout import source_notebooks
 
-pytestmark = pytest.mark.slow  # one release build, then two notebook runs per notebook
+pytestmark = pytest.mark.slow  # one release build, then Validate twice per notebook
 
 PASSED = "Success! Your notebook passes all the tests."
 FAILED = "VALIDATION FAILED ON"
@@ -64,35 +65,46 @@ def student_home(course: Path, home: Path, name: str, student_id: str) -> Path:
     return notebook
 
 
-def validate(notebook: Path, home: Path) -> str:
-    """`nbgrader validate` as the Validate button runs it (`bench.validate.run_validate`)."""
-    return run_validate(notebook, home, ROOT)
+STDERR_NOTEBOOKS = ("01_corruption", "03_empty_mask_and_gradient")
+RUNS = [(name, student) for name in sorted(WRONG) for student in ("reference", WRONG[name][0])]
+RUNS += [(name, "honest_stderr_every_call") for name in STDERR_NOTEBOOKS]
+
+
+@pytest.fixture(scope="module")
+def validated(course, tmp_path_factory) -> dict[tuple[str, str], str]:
+    """What Validate printed for each (notebook, student) of RUNS, each in a home of its own:
+    `nbgrader validate` as the Validate button runs it (`bench.validate.run_validate`), two at
+    a time (one kernel each; the machine has two cores)."""
+    base = tmp_path_factory.mktemp("homes")
+
+    def run(key: tuple[str, str]) -> str:
+        name, student_id = key
+        home = base / f"{name}-{student_id}"
+        return run_validate(student_home(course, home, name, student_id), home, ROOT)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(RUNS, pool.map(run, RUNS), strict=True))
 
 
 @pytest.mark.parametrize("name", [
     pytest.param(name, id=name) for name in sorted(WRONG)
 ])
-def test_validate_tells_the_truth_without_course_config(course, tmp_path, name):
-    home = tmp_path / "reference"
-    reference = validate(student_home(course, home, name, "reference"), home)
+def test_validate_tells_the_truth_without_course_config(validated, name):
+    reference = validated[(name, "reference")]
     assert PASSED in reference, f"the reference fails Validate:\n{reference[-3000:]}"
     assert FLOAT_WARNING not in reference, f"Validate warns about an Out[n]:\n{reference[-3000:]}"
 
     student_id, phrase = WRONG[name]
-    home = tmp_path / student_id
-    wrong = validate(student_home(course, home, name, student_id), home)
+    wrong = validated[(name, student_id)]
     assert FAILED in wrong, f"{student_id} passes Validate:\n{wrong[-3000:]}"
     assert phrase in wrong, (
         f"{student_id} fails Validate without {phrase!r}:\n{wrong[-3000:]}")
     assert FLOAT_WARNING not in wrong, f"Validate warns about an Out[n]:\n{wrong[-3000:]}"
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(name, id=name)
-    for name in ("01_corruption", "03_empty_mask_and_gradient")
-])
-def test_a_right_answer_that_writes_to_stderr_passes_validate(course, tmp_path, name):
+@pytest.mark.parametrize("name", [pytest.param(name, id=name) for name in STDERR_NOTEBOOKS])
+def test_a_right_answer_that_writes_to_stderr_passes_validate(validated, name):
     """nbgrader fails a graded cell with stderr output; the grader gives full marks, so the
     setup cell's import of the checks shows stderr as ordinary output under Validate."""
-    output = validate(student_home(course, tmp_path, name, "honest_stderr_every_call"), tmp_path)
+    output = validated[(name, "honest_stderr_every_call")]
     assert PASSED in output, f"a right answer that warns fails Validate:\n{output[-3000:]}"
