@@ -10,23 +10,27 @@ once, as regular files, and copied into ``scratch``).
 How a notebook is graded:
 
 1. The graded notebook is rebuilt from the instructor's ``source/`` notebook and the student's
-solution cells only (:mod:`mlmcourse.grader.rebuild`). 2. The rebuilt notebook runs in a *trusted*
-Jupyter kernel (forked by :mod:`mlmcourse.grader.zygote`, with :mod:`mlmcourse.grader.harness`
-installed) in a scratch copy of the submission. The student's code never runs in it: in place of
-each solution cell the kernel binds the names the reference solution defines to proxies. The
-student's cells (after the ``setup`` cell of the source) run in a separate *student process* process
-(:mod:`mlmcourse.grader.student_side`): sandboxed where the platform allows
-(:mod:`mlmcourse.grader.sandbox`: no course directory, no network, read-only system, ``nobody``),
-with the memory, CPU-time and wall-clock `Limits` everywhere. Each call of a proxy ships tensors
-there and back as raw storage bytes plus a JSON description (:mod:`mlmcourse.grader.protocol`,
-:mod:`mlmcourse.grader.codec`); nothing the student process sends is ever unpickled. Only the cells
-a score can depend on run (:mod:`mlmcourse.grader.slicing`): the setup cell, the answer cells, the
-graded cells and the cells whose names those read; a demo cell shows a one-line note instead of its
-output, and a notebook with no graded cell is not run at all (0 / 0). 3. Each graded cell scores its
-points when it ran and raised no error (:func:`mlmcourse.grader.verdict.failure_of`); output on
-stderr costs nothing. Before the notebook runs, the trusted scan (:mod:`mlmcourse.grader.scan`)
-reads the answer cells for what the grader cannot check: a finding costs no point, it is an incident
-that marks the checks resting on the student process's report for a TA's look.
+   solution cells only (:mod:`mlmcourse.grader.rebuild`).
+2. The rebuilt notebook runs in a *trusted* Jupyter kernel (forked by
+   :mod:`mlmcourse.grader.zygote`, with :mod:`mlmcourse.grader.harness` installed) in a scratch
+   copy of the submission. The student's code never runs in it: in place of each solution cell
+   the kernel binds the names the reference solution defines to proxies. The student's cells
+   (after the ``setup`` cell of the source) run in a separate *student process*
+   (:mod:`mlmcourse.grader.student_side`): sandboxed where the platform allows
+   (:mod:`mlmcourse.grader.sandbox`: no course directory, no network, read-only system,
+   ``nobody``), with the memory, CPU-time and wall-clock `Limits` everywhere. Each call of a
+   proxy ships tensors there and back as raw storage bytes plus a JSON description
+   (:mod:`mlmcourse.grader.protocol`, :mod:`mlmcourse.grader.codec`); nothing the student
+   process sends is ever unpickled.
+   Only the cells a score can depend on run (:mod:`mlmcourse.grader.slicing`): the setup cell,
+   the answer cells, the graded cells and the cells whose names those read; a demo cell shows a
+   one-line note instead of its output, and a notebook with no graded cell is not run at all
+   (0 / 0).
+3. Each graded cell scores its points when it ran and raised no error
+   (:func:`mlmcourse.grader.verdict.failure_of`); output on stderr costs nothing. Before the
+   notebook runs, the trusted scan (:mod:`mlmcourse.grader.scan`) reads the answer cells for
+   what the grader cannot check: a finding costs no point, it is an incident that marks the
+   checks resting on the student process's report for a TA's look.
 
 So an input transformer, a patched ``torch.equal`` or ``AssertionError``, an overridden
 ``showtraceback``, edited or deleted tests and reads or writes of the gradebook all happen (if at

@@ -6,14 +6,14 @@ The trusted kernel (forked by :mod:`mlmcourse.grader.zygote`, driven by
 each of the student's solution cells it runs ``__mlm_grader__.solution_cell(GRADE_ID)``, which shows
 what the student's cell printed and binds the names the reference solution defines
 (``make_mlm_inputs``, ``MaskedLMLoss``, ...) to proxies (:mod:`mlmcourse.grader.proxies`). The
-student's code itself runs only in a student process process, one per notebook, reached through a
+student's code itself runs only in a student process, one per notebook, reached through a
 :class:`~mlmcourse.grader.student_process.StudentProcess`: plain Python, the notebook's ``setup``
 cell and the student's solution cells exec'd into one namespace. A sibling notebook loaded by a test
 (:mod:`mlmcourse.course.siblings`) gets a student process of its own, and proxies for its functions.
 
-What the kernel is told comes in its environment: ``MLM_HARNESS`` (the engine's JSON: the notebook,
-every notebook's student process cells, the names each solution cell binds, the incident log),
-``MLM_LIMITS`` (:meth:`mlmcourse.grader.limits.Limits.to_json`) and ``MLM_ZYGOTE`` (the zygote's
+What the kernel is told comes in its environment: ``MLM_HARNESS`` (the engine's JSON: the
+notebook, the cells each notebook's student process runs, the names each solution cell binds, the
+incident log), ``MLM_LIMITS`` (:meth:`mlmcourse.grader.limits.Limits.to_json`) and ``MLM_ZYGOTE`` (the zygote's
 socket).
 """
 
@@ -70,7 +70,7 @@ class Harness:
         torch.set_num_threads(1)
 
     def client(self, label: str) -> StudentProcess | None:
-        """The student process client of notebook `label` (started on first use); None when the
+        """The handle on notebook `label`'s student process (started on first use); None when the
         submission has no such notebook."""
         if label not in self.clients:
             cells = self.config["notebooks"].get(label)

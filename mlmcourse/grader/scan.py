@@ -1,6 +1,6 @@
 """The trusted side's scan of the answer cells: what in them the grader cannot check.
 
-The student's code runs in a student process process it owns, so what that process reports about a
+The student's code runs in a student process it owns, so what that process reports about a
 call (the operators it dispatched, which outputs are views of an input, the graph behind a result,
 the random state it left) is a claim the code could change. Before a notebook runs, the engine reads
 the answer cells' text here (the submitted file, on the trusted side) for the ways such a claim
