@@ -159,29 +159,34 @@ def use_sandbox_mode(mode: str) -> None:
         os.environ[SANDBOX_VARIABLE] = mode
 
 
+def old_spellings(config: Any, known: set[str]) -> list[tuple[str, str]]:
+    """(old, new) for each setting spelt the old way: `c.EngineExecute.<limit>` and the names
+    of `RENAMED_SETTINGS`, in one place."""
+    found = []
+    if LEGACY_SECTION in config:
+        found += [(f"c.{LEGACY_SECTION}.{name}", f"c.Grading.{name}")
+                  for name in sorted(config[LEGACY_SECTION]) if name in known]
+    if "Grading" in config:
+        found += [(f"c.Grading.{name}", f"c.Grading.{RENAMED_SETTINGS[name]}")
+                  for name in sorted(config.Grading) if name in RENAMED_SETTINGS]
+    return found
+
+
 def grading_settings(config: Any) -> Any:
     """The `Grading` settings of a loaded configuration (nbgrader_config.py, the command line).
     A name that is no setting is an error (a typo must not silently grade with the default), as
-    is a sandbox mode that is none, and the old spelling `c.EngineExecute.<limit>`."""
+    is a sandbox mode that is none, and an old spelling (`old_spellings`)."""
     from traitlets.config import Config
 
     known = set(Grading.class_trait_names(config=True))
-    if config is not None and LEGACY_SECTION in config:
-        old = sorted(name for name in config[LEGACY_SECTION] if name in known)
-        if old:
-            raise ValueError(
-                f"nbgrader_config.py or the command line sets "
-                f"{', '.join(f'c.{LEGACY_SECTION}.{name}' for name in old)}: that spelling is "
-                f"gone; write {', '.join(f'c.Grading.{name}' for name in old)} instead")
+    old = old_spellings(config, known) if config is not None else []
+    if old:
+        raise ValueError(f"nbgrader_config.py or the command line sets "
+                         f"{', '.join(was for was, _ in old)}: that spelling is gone; write "
+                         f"{', '.join(now for _, now in old)} instead")
     merged = Config()
     if config is not None and "Grading" in config:
         unknown = sorted(set(config.Grading) - known)
-        renamed = [name for name in unknown if name in RENAMED_SETTINGS]
-        if renamed:
-            raise ValueError(
-                f"nbgrader_config.py or the command line sets "
-                f"{', '.join('c.Grading.' + name for name in renamed)}: that name is gone; write "
-                f"{', '.join('c.Grading.' + RENAMED_SETTINGS[name] for name in renamed)} instead")
         if unknown:
             raise ValueError(f"nbgrader_config.py: no such grading setting: "
                              f"{', '.join('c.Grading.' + name for name in unknown)} "

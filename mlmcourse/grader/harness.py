@@ -13,8 +13,8 @@ cell and the student's solution cells exec'd into one namespace. A sibling noteb
 
 What the kernel is told comes in its environment: ``MLM_HARNESS`` (the engine's JSON: the
 notebook, the cells each notebook's student process runs, the names each solution cell binds, the
-incident log), ``MLM_LIMITS`` (:meth:`mlmcourse.grader.limits.Limits.to_json`) and ``MLM_ZYGOTE`` (the zygote's
-socket).
+incident log), ``MLM_LIMITS`` (:meth:`mlmcourse.grader.limits.Limits.to_json`) and
+``MLM_ZYGOTE`` (the zygote's socket).
 """
 
 from __future__ import annotations
