@@ -112,13 +112,10 @@ def sample(student_id: str, root: Path = ROOT):
 def write_sample(root: Path, student_id: str, folder: Path, notebooks: list[str] | None = None):
     """One sample student's notebooks (all it hands in, or `notebooks`) in folder/<id>/bert_mlm/,
     made from the release of the course at `root`; returns the sample."""
-    from mlmcourse.build.samples import sample_notebook
-    from mlmcourse.course import nbio
+    from mlmcourse.build.samples import write_notebooks
 
     student = sample(student_id, root)
-    for name in notebooks or student.notebooks:
-        nbio.write(sample_notebook(root, student, name),
-                   folder / student_id / ASSIGNMENT / f"{name}.ipynb")
+    write_notebooks(root, student, folder / student_id / ASSIGNMENT, notebooks or None)
     return student
 
 

@@ -26,7 +26,7 @@ from test_parallel import FIRST
 from mlmcourse.build.samples import (
     committed_verdicts,
     expected_scores,
-    sample_notebook,
+    write_notebooks,
 )
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded
@@ -73,9 +73,8 @@ def handed_in(student_id: str) -> list[str]:
 
 def submit(course: Path, student_id: str) -> None:
     """The sample's notebooks, made from this course's release, in submitted/."""
-    for name in handed_in(student_id):
-        target = course / "submitted" / student_id / ASSIGNMENT / f"{name}.ipynb"
-        nbio.write(sample_notebook(course, sample(student_id), name), target)
+    write_notebooks(course, sample(student_id), course / "submitted" / student_id / ASSIGNMENT,
+                    handed_in(student_id))
 
 
 # The class is graded as two halves, each a course of its own with its own gradebook, by two

@@ -73,15 +73,14 @@ def floor(root: Path) -> dict[str, tuple[float, float]]:
 
 def engine_seconds(root: Path) -> dict[str, float]:
     """The engine's time per notebook for the reference (its fork server started first)."""
-    from mlmcourse.build.samples import load_sample, sample_notebook
+    from mlmcourse.build.samples import load_sample, write_notebooks
     from mlmcourse.grader.engine import grade_submission
     from mlmcourse.grader.zygote_handle import get_zygote
 
     reference = load_sample(root / "samples" / "reference.py", notebook_names(root))
     with tempfile.TemporaryDirectory(prefix="mlm-floor-engine-") as tmp:
         folder = Path(tmp) / "submitted"
-        for name in reference.notebooks:
-            nbio.write(sample_notebook(root, reference, name), folder / f"{name}.ipynb")
+        write_notebooks(root, reference, folder)
         get_zygote()
         verdicts = grade_submission(root, "reference", folder, Path(tmp) / "scratch")
     return {verdict.notebook: verdict.seconds for verdict in verdicts}

@@ -134,6 +134,14 @@ def sample_notebook(
 SUBMITTED_AT = "2026-01-15 17:00:00.000000 UTC"
 
 
+def write_notebooks(root: Path, student: SampleStudent, folder: Path,
+                    names: list[str] | None = None) -> None:
+    """`student`'s notebooks `names` (default: every one it hands in), made from the course at
+    `root`, as folder/<name>.ipynb."""
+    for name in student.notebooks if names is None else names:
+        nbio.write(sample_notebook(root, student, name), folder / f"{name}.ipynb")
+
+
 def build_submissions(root: Path) -> list[SampleStudent]:
     """Write submitted/<student>/bert_mlm/*.ipynb and timestamp.txt for every sample student
     (from scratch)."""
@@ -143,8 +151,7 @@ def build_submissions(root: Path) -> list[SampleStudent]:
         shutil.rmtree(submitted)
     for student in students:
         folder = submitted / student.student_id / ASSIGNMENT
-        for name in student.notebooks:
-            nbio.write(sample_notebook(root, student, name), folder / f"{name}.ipynb")
+        write_notebooks(root, student, folder)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "timestamp.txt").write_text(SUBMITTED_AT + "\n")
     return students
