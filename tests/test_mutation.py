@@ -7,14 +7,14 @@ import ast
 
 import pytest
 
-from mlmcourse.bench.mutation import (
+from mlmcourse.bench.mutants import (
     EQUIVALENT,
     answer_cells,
     generate_mutants,
-    grade_mutants,
     mutants_of_cell,
     select,
 )
+from mlmcourse.bench.mutation import grade_mutants
 
 GRADED_FUNCTIONS = {
     "make_mlm_inputs", "target_log_probs", "masked_mean_nll", "MaskedLMLoss.forward",
