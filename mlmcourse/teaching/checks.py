@@ -220,6 +220,37 @@ def _agree(a, b, tolerance: float = 1e-6) -> bool:
     return (a.double() - b.double()).abs().max().item() <= tolerance
 
 
+IN_PLACE_ON_SAVED = (
+    "your backward changes a tensor saved in forward, in place: autograd may run the backward "
+    "of one graph again (gradcheck does, and so does backward(retain_graph=True)), and the "
+    "second run reads what the first changed. Make new tensors from ctx.saved_tensors "
+    "(exps / sums, not exps.div_(sums)); change in place only tensors the backward made itself")
+
+
+def backward_repeat_mistake(loss_of, logits) -> str | None:
+    """Why a second backward of the same graph fails or gives another gradient (a backward that
+    changes, in place, what forward saved), or None when both agree.
+
+    `loss_of(z)` is the loss at logits `z`; the graph is kept for the second run, as gradcheck
+    and `backward(retain_graph=True)` keep it."""
+    import torch
+
+    leaf = logits.detach().clone().requires_grad_(True)
+    loss = loss_of(leaf)
+    (first,) = torch.autograd.grad(loss, leaf, retain_graph=True, allow_unused=True)
+    try:
+        (second,) = torch.autograd.grad(loss, leaf, allow_unused=True)
+    except RuntimeError as error:
+        if "inplace operation" in str(error):
+            return IN_PLACE_ON_SAVED
+        raise
+    if first is None or second is None or torch.equal(first, second):
+        return None
+    return ("your backward changes what forward saved: a second backward of the same graph "
+            "gives another gradient than the first. Leave what ctx holds as forward left it; "
+            "change in place only tensors the backward made itself")
+
+
 def backward_mistake(loss_of, logits, labels, ignore_index: int = -100) -> str | None:
     """Which known mistake a hand-written backward makes, judged against finite differences of
     the student's own forward (no reference gradient here), or None when they agree.
@@ -230,6 +261,9 @@ def backward_mistake(loss_of, logits, labels, ignore_index: int = -100) -> str |
     if not bool((given == logits.detach()).all()):
         return ("your forward changes the logits it is given: never write into the caller's "
                 "tensors (work on a copy)")
+    repeated = backward_repeat_mistake(loss_of, logits)
+    if repeated:
+        return repeated
     grad = _gradient(loss_of, logits)
     if grad is None or tuple(grad.shape) != tuple(logits.shape):
         return "backward() must give logits a gradient of the logits' shape"
@@ -262,7 +296,7 @@ def backward_mistake(loss_of, logits, labels, ignore_index: int = -100) -> str |
 def expect_backward_agrees(loss_of, logits, labels, ignore_index: int = -100) -> None:
     """Fail, naming the cause, unless the backward agrees with the student's own forward."""
     mistake = backward_mistake(loss_of, logits, labels, ignore_index)
-    expect(mistake is None, f"gradcheck: {mistake}")
+    expect(mistake is None, mistake)
 
 
 def expect_grad_output_used(loss_of, logits, scale: float = 2.5) -> None:
