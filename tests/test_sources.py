@@ -148,3 +148,33 @@ def test_hidden_regions_live_in_graded_cells_or_hidden_helper_cells(path):
                      [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)])
             assert all(name.startswith("_") for name in names), (
                 f"{path.name} {gid}: shared test helpers get private names, not {names}")
+
+
+# How many "Predict, then run" questions each notebook asks, at the least.
+LEAST_QUESTIONS = {"01_corruption": 2, "02_stable_log_softmax": 2,
+                   "03_empty_mask_and_gradient": 2, "04_experiment": 2,
+                   "05_why_80_10_10": 1, "06_real_bert": 1}
+_CHOICE = re.compile(r"<details><summary><b>\([a-d]\)</b> .+</summary><p><b>(Right|Not quite)\.</b>"
+                     r" .+</p></details>")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_questions_have_one_right_choice_each_on_one_line(path):
+    """Each question is a locked markdown cell: the question, then three or four choices, one
+    <details> line each (nbconvert closes a <details> at a blank line), exactly one of them
+    right; a graded notebook asks two or three, notebooks 5 and 6 at least one."""
+    questions = [cell for cell in nbio.read(path).cells
+                 if "question" in cell.metadata.get("tags", [])]
+    assert len(questions) >= LEAST_QUESTIONS[path.stem], f"{path.name}: too few questions"
+    for cell in questions:
+        gid = grade_id(cell)
+        assert cell.cell_type == "markdown" and nbgrader_meta(cell).get("locked"), gid
+        assert cell.source.startswith("#### Predict, then run\n\n**Question.** "), gid
+        choices = [line for line in cell.source.split("\n") if line.startswith("<details>")]
+        assert 3 <= len(choices) <= 4, f"{gid}: {len(choices)} choices"
+        verdicts = []
+        for line in choices:
+            match = _CHOICE.fullmatch(line)
+            assert match, f"{gid}: a choice is not one <details> line: {line[:80]}"
+            verdicts.append(match.group(1))
+        assert verdicts.count("Right") == 1, f"{gid}: {verdicts.count('Right')} right choices"

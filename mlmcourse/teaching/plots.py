@@ -207,3 +207,32 @@ def plot_corruption_grid(
         ax.set_title(title, fontsize=11, loc="left")
     _add_legend(fig, ax, np.bincount(outcome.ravel(), minlength=4), bool(flags.any()))
     return fig
+
+
+
+# How marked_sentences marks the site of each branch: in characters, so no colour is needed.
+BRANCH_MARKS = {MASKED: "{}", RANDOM: "~{}~", KEPT: "={}="}
+
+
+def marked_sentences(tokens: torch.Tensor, selected: torch.Tensor, draws: torch.Tensor,
+                     corrupted: torch.Tensor, mask_token_id: int,
+                     token_names: TokenNames = None) -> list[str]:
+    """Each row of `corrupted` as one line of words, every selected site marked by the branch
+    its draw gives: [MASK] as it is, ~a random word~, =a kept word=. A site whose token is not
+    what its branch allows (no mask where the mask branch is, a change where the token is kept)
+    ends in '!'."""
+    outcome = classify_sites(selected, draws)
+    shown, was = _as_grid(corrupted, "corrupted"), _as_grid(tokens, "tokens")
+    lines = []
+    for row, codes in enumerate(outcome):
+        words = []
+        for col, code in enumerate(codes):
+            word = token_name(int(shown[row, col]), token_names, mask_token_id)
+            if code == UNSELECTED:
+                words.append(word)
+                continue
+            fine = (code == MASKED) == (shown[row, col] == mask_token_id) and (
+                code != KEPT or shown[row, col] == was[row, col])
+            words.append(BRANCH_MARKS[int(code)].format(word) + ("" if fine else "!"))
+        lines.append(" ".join(words))
+    return lines
