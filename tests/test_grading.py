@@ -10,6 +10,7 @@ import csv
 
 import pytest
 
+from mlmcourse.build.editions import samples_config
 from mlmcourse.build.samples import expected_scores, load_samples
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import total_points
@@ -22,7 +23,7 @@ from mlmcourse.grader.verdict import Check, Status, Verdict, verdict_of
 
 @pytest.fixture(scope="module")
 def scores(built_course):
-    return {(s.student, s.notebook): s for s in read_scores(built_course)}
+    return {(s.student, s.notebook): s for s in read_scores(samples_config(built_course))}
 
 
 @pytest.fixture(scope="module")

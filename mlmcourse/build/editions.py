@@ -202,9 +202,22 @@ SAMPLE_LIMITS = Limits(call_timeout_s=10.0, student_time_s=30.0)
 GRADING_SECONDS = Path("build") / "sample-grading-seconds.json"
 
 
+# The samples' grades: a gradebook of their own, made afresh by every build (not committed),
+# apart from the class's gradebook.db. A TA's gradebook never holds the sample students, and a
+# source edit that adds or removes a cell never meets nbgrader's refusal to change a notebook
+# that has submissions.
+SAMPLES_GRADEBOOK = Path("build") / "samples-gradebook.db"
+
+
+def samples_config(root: Path) -> GradingConfig:
+    """How the build grades the sample students: their own gradebook, short limits."""
+    database = (Path(root) / SAMPLES_GRADEBOOK).resolve()
+    return GradingConfig.load(root, f"sqlite:///{database}", limits=SAMPLE_LIMITS)
+
+
 def build_graded(root: Path) -> list[str]:
-    """Sample submissions from samples/, then autograde them, write their feedback and each
-    sample's verdicts (samples/verdicts/)."""
+    """Sample submissions from samples/, then autograde them (into `SAMPLES_GRADEBOOK`), write
+    their feedback and each sample's verdicts (samples/verdicts/)."""
     samples = build_submissions(root)
     students = [s.student_id for s in samples]
     for student in students:
@@ -213,8 +226,9 @@ def build_graded(root: Path) -> list[str]:
             if folder.exists():
                 shutil.rmtree(folder)
     only_samples = set(submitted_students(root)) == set(students)
-    outcome = autograde(GradingConfig.load(root, limits=SAMPLE_LIMITS),
-                        None if only_samples else students)
+    (root / SAMPLES_GRADEBOOK).parent.mkdir(parents=True, exist_ok=True)
+    (root / SAMPLES_GRADEBOOK).unlink(missing_ok=True)
+    outcome = autograde(samples_config(root), None if only_samples else students)
     write_verdicts(root, samples)
     seconds = {student: {v.notebook: round(v.seconds, 2) for v in done.verdicts}
                for student, done in sorted(outcome.outcomes.items())}
