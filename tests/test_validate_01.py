@@ -120,3 +120,23 @@ def test_graded_cells_echo_nothing():
             assert not isinstance(last, ast.Expr) or isinstance(last.value, ast.Call), (
                 f"{grade_id(cell)} ends with an expression that echoes a value"
             )
+
+
+def test_the_last_cell_says_not_yet_while_a_cell_ended_in_an_error(capsys):
+    """A student who runs the cells one at a time past a failure (not Run All, which stops
+    there) is not told that every visible check passes: JupyterLab sends each cell's id, and the
+    checks module remembers how each cell's last run ended."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from mlmcourse.teaching import checks
+
+    shell = InteractiveShell.instance()
+    checks._follow_cell_outcomes()
+    shell.run_cell("raise ValueError('a failing check')", cell_id="check-a")
+    shell.run_cell("x = 1", cell_id="answer")
+    capsys.readouterr()  # the traceback IPython printed
+    checks.visible_checks_passed("01_corruption", 24)
+    assert capsys.readouterr().out.startswith("Not yet: 1 cell(s) above ended in an error")
+    shell.run_cell("x = 2", cell_id="check-a")  # fixed and run again
+    checks.visible_checks_passed("01_corruption", 24)
+    assert capsys.readouterr().out.startswith("Every visible check passes.")

@@ -69,8 +69,37 @@ def _stderr_as_output_under_validate() -> None:
         sys.stderr = sys.stdout
 
 
+# Each cell's outcome the last time it ran, by JupyterLab's cell id: the notebook's last cell
+# says "not yet" while one of them ended in an error (a student who ran the cells one at a time
+# past a failure, instead of Run All, which stops there).
+_FAILED_LAST_RUN: dict[str, bool] = {}
+
+
+def _remember_cell_outcome(result) -> None:
+    cell_id = getattr(getattr(result, "info", None), "cell_id", None)
+    if cell_id:  # without an id a rerun of the same cell could not be told apart
+        _FAILED_LAST_RUN[cell_id] = not result.success
+
+
+def _follow_cell_outcomes() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None and _remember_cell_outcome not in shell.events.callbacks["post_run_cell"]:
+        shell.events.register("post_run_cell", _remember_cell_outcome)
+
+
+def cells_that_failed() -> int:
+    """How many cells ended in an error the last time they ran (in this kernel, since the setup
+    cell imported this module)."""
+    return sum(_FAILED_LAST_RUN.values())
+
+
 _show_failed_checks_plainly()
 _stderr_as_output_under_validate()
+_follow_cell_outcomes()
 
 
 def expect(condition, message: str) -> None:
@@ -317,6 +346,12 @@ def visible_checks_passed(notebook: str, points: int) -> None:
     from pathlib import Path
 
     path = Path.cwd() / f"{notebook}.ipynb"
+    failed = cells_that_failed()
+    if failed:
+        print(f"Not yet: {failed} cell(s) above ended in an error the last time they ran. Fix "
+              "them (each error's message says what is wrong), then run the whole notebook "
+              "again (Run All) before you submit.")
+        return
     print("Every visible check passes. Validate runs these checks and the public part of each\n"
           "graded cell: a quick case of what it checks, and for the error tests one bad input of\n"
           "every kind the hidden tests try. It does not run the hidden tests, which decide the\n"
