@@ -519,7 +519,8 @@ def grade_and_release_feedback(term: Term, page, grader: str | None = None) -> N
 
 def export_in_terminal(term: Term, page) -> list[dict]:
     """The TA opens a JupyterLab terminal (File > New > Terminal) in the course folder and runs
-    `nbgrader export`; returns the CSV's rows."""
+    `nbgrader export` and the class report, as the README says (`python -m mlmcourse report`);
+    returns the CSV's rows."""
     page.goto(f"{term.base(term.ta)}/lab")
     page.locator(".jp-LabShell").wait_for()
     open_menu(page, "File")
@@ -527,19 +528,21 @@ def export_in_terminal(term: Term, page) -> list[dict]:
     page.locator(".lm-Menu-item[data-command='terminal:create-new']:visible").click()
     page.locator(".jp-Terminal .xterm-screen").last.wait_for()
     target = term.course / "grades-lms.csv"
+    report = term.course / "reports" / "class-report.html"
     # Keys typed before the terminal's connection is up are lost: type again until it ran.
     for _ in range(4):
         page.locator(".jp-Terminal .xterm-screen").last.click()
-        page.keyboard.type("which nbgrader && nbgrader export\n")
-        deadline = time.monotonic() + 30
+        page.keyboard.type("which nbgrader && nbgrader export && python -m mlmcourse report\n")
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (
-                target.is_file() and target.read_text().count("\n") >= 5):
+                target.is_file() and target.read_text().count("\n") >= 5 and report.is_file()):
             time.sleep(0.5)
         if target.is_file():
             break
     else:
         shoot(page, "11-ta-export-terminal")
         raise AssertionError("nbgrader export in the TA's terminal wrote no grades-lms.csv")
+    assert report.is_file(), "python -m mlmcourse report in the TA's terminal wrote no report"
     page.wait_for_timeout(500)
     shoot(page, "11-ta-export-terminal")
     with target.open(newline="") as handle:

@@ -123,3 +123,25 @@ def test_export_for_lms_is_nbgraders_csv(course):
     assert row["assignment"] == ASSIGNMENT and row["last_name"] == STUDENT
     assert row["score"] == "0.0" and row["timestamp"].startswith(SUBMITTED_AT[:16])
     assert not (course.root / "grades.csv").exists(), "the export must not replace grades.csv"
+
+
+def test_the_readmes_roster_import_runs_as_written_in_a_fresh_shell(tmp_path):
+    """`.venv/bin/nbgrader db student import roster.csv` (README, TAs, step 1) from a shell that
+    never activated the environment: nbgrader starts `alembic` by name to make the gradebook,
+    and the environment puts its own bin/ on PATH (course/environment.py), so it is found."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    shutil.copy2(ROOT / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
+    (tmp_path / "roster.csv").write_text(
+        "id,first_name,last_name,email\nann,Ann,Lee,ann@example.edu\nbo,Bo,Chen,bo@example.edu\n")
+    done = subprocess.run([".venv/bin/nbgrader", "db", "student", "import", "roster.csv"],
+                          cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with sqlite3.connect(tmp_path / "gradebook.db") as db:
+        students = {row[0] for row in db.execute("SELECT id FROM student")}
+        versions = list(db.execute("SELECT version_num FROM alembic_version"))
+    assert students == {"ann", "bo"} and len(versions) == 1

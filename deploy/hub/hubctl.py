@@ -189,11 +189,16 @@ def _link_or_copy(source, target) -> None:
 
 def write_script_wrappers(folder: Path, python: dict) -> None:
     """The venv's commands (nbgrader, alembic, jupyter...) for users who run the system's Python:
-    the venv's own scripts start the interpreter they cannot reach."""
+    the venv's own scripts start the interpreter they cannot reach; `python` and `python3` start
+    the one they can (a TA's terminal runs `python -m mlmcourse report`)."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir()
     if not python["env"]:
         return
+    for name in ("python", "python3"):
+        wrapper = folder / name
+        wrapper.write_text(f'#!/bin/sh\nexec {python["executable"]} "$@"\n')
+        wrapper.chmod(0o755)
     venv_python = os.path.realpath(sys.executable)
     for script in sorted(Path(sys.prefix, "bin").iterdir()):
         with open(script, "rb") as handle:
