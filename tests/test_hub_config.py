@@ -274,3 +274,27 @@ def test_one_switch_puts_every_server_in_a_container_of_the_course_image(tmp_pat
     assert staff.extra_host_config["security_opt"] == ["unmask=/proc/*"]
     assert student.environment["JUPYTER_CONFIG_DIR"] == "/opt/course/roles/student"
     assert staff.environment["JUPYTER_CONFIG_DIR"] == "/opt/course/roles/instructor"
+
+
+def test_the_grading_log_keeps_grading_runs_at_info_and_above_only():
+    """logs/grading.log: what collect, autograde, feedback, export and the engine say at INFO or
+    above; not DEBUG, not the Assignment List's polling of the exchange, not requests."""
+    import logging
+    import sys
+
+    sys.path.insert(0, str(DEPLOY))
+    from mlmcourse_hub import GradingRecords
+
+    site = "/venv/lib/python3.11/site-packages"
+
+    def kept(path: str, level: int = logging.INFO) -> bool:
+        record = logging.LogRecord("ServerApp", level, path, 1, "message", None, None)
+        return GradingRecords().filter(record)
+
+    assert kept(f"{site}/nbgrader/converters/autograde.py")
+    assert kept(f"{site}/nbgrader/exchange/default/collect.py", logging.WARNING)
+    assert kept("/srv/hub/python/mlmcourse/grader/engine.py")
+    assert not kept(f"{site}/nbgrader/converters/autograde.py", logging.DEBUG)
+    assert not kept(f"{site}/nbgrader/exchange/default/list.py")
+    assert not kept(f"{site}/nbgrader/server_extensions/assignment_list/handlers.py")
+    assert not kept(f"{site}/jupyter_server/serverapp.py")

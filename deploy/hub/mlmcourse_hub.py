@@ -78,10 +78,18 @@ class RosterCsvExport(ExportPlugin):
         return [row[column] for column in COLUMNS]
 
 
+# nbgrader's code that lists what is in the exchange: the Assignment List polls it every few
+# seconds for every open lab, which is no grading run (it filled grading.log by the thousand).
+_LISTING = ("/nbgrader/exchange/default/list.py", "/nbgrader/server_extensions/assignment_list/",
+            "/nbgrader/server_extensions/course_list/")
+
+
 class GradingRecords(logging.Filter):
-    """Records logged from nbgrader's or the course grader's code (autograde, collect,
-    feedback, the engine), not the server's requests."""
+    """Records at INFO or above logged from nbgrader's or the course grader's code (autograde,
+    collect, feedback, export, the engine): not the server's requests, not DEBUG (a server run
+    at DEBUG keeps those in its own log), not the exchange's listings."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         path = record.pathname.replace("\\", "/")
-        return "/nbgrader/" in path or "/mlmcourse/grader/" in path
+        ours = "/nbgrader/" in path or "/mlmcourse/grader/" in path
+        return ours and record.levelno >= logging.INFO and not any(p in path for p in _LISTING)
