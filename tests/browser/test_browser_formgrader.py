@@ -9,6 +9,7 @@ import shutil
 import labdriver as lab
 import pytest
 
+from mlmcourse.build.editions import SAMPLES_GRADEBOOK
 from mlmcourse.build.samples import expected_scores, load_sample
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded
@@ -23,6 +24,8 @@ def ta(built_course, tmp_path_factory):
     """JupyterLab on a copy of the built course (gradebook, submissions, feedback)."""
     course = tmp_path_factory.mktemp("ta") / "course"
     shutil.copytree(built_course, course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    # The build grades the samples into a gradebook of their own; here they are the TA's class.
+    shutil.copy2(course / SAMPLES_GRADEBOOK, course / "gradebook.db")
     with lab.chromium_page() as page, lab.serve_lab(course, course.parent / "lab") as url:
         yield course, page, url
 

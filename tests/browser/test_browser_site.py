@@ -257,8 +257,8 @@ def test_a_question_opens_to_say_why_each_choice_is_right_or_wrong(site, served,
     question = page.locator(".jp-MarkdownCell", has_text="Predict, then run").first
     question.scroll_into_view_if_needed()
     choices = question.locator(".jp-RenderedMarkdown details")
-    assert choices.count() == 3
-    right = choices.filter(has_text="nan").first
+    assert choices.count() == 4
+    right = choices.filter(has_text="zeros, of the logits' shape").first
     assert "Right." not in right.inner_text() or not right.locator("p").first.is_visible()
     right.locator("summary").click()
     assert right.locator("p", has_text="Right.").is_visible()
