@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import csv
 import shutil
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -129,10 +132,6 @@ def test_the_readmes_roster_import_runs_as_written_in_a_fresh_shell(tmp_path):
     """`.venv/bin/nbgrader db student import roster.csv` (README, TAs, step 1) from a shell that
     never activated the environment: nbgrader starts `alembic` by name to make the gradebook,
     and the environment puts its own bin/ on PATH (course/environment.py), so it is found."""
-    import sqlite3
-    import subprocess
-    import sys
-
     shutil.copy2(ROOT / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
     (tmp_path / ".venv").symlink_to(Path(sys.prefix))
     (tmp_path / "roster.csv").write_text(

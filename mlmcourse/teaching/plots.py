@@ -209,30 +209,25 @@ def plot_corruption_grid(
     return fig
 
 
-
 # How marked_sentences marks the site of each branch: in characters, so no colour is needed.
-BRANCH_MARKS = {MASKED: "{}", RANDOM: "~{}~", KEPT: "={}="}
+BRANCH_MARKS = {UNSELECTED: "{}", MASKED: "{}", RANDOM: "~{}~", KEPT: "={}="}
 
 
 def marked_sentences(tokens: torch.Tensor, selected: torch.Tensor, draws: torch.Tensor,
-                     corrupted: torch.Tensor, mask_token_id: int,
+                     random_ids: torch.Tensor, corrupted: torch.Tensor, mask_token_id: int,
                      token_names: TokenNames = None) -> list[str]:
     """Each row of `corrupted` as one line of words, every selected site marked by the branch
-    its draw gives: [MASK] as it is, ~a random word~, =a kept word=. A site whose token is not
-    what its branch allows (no mask where the mask branch is, a change where the token is kept)
-    ends in '!'."""
+    its draw gives: [MASK] as it is, ~a random word~, =a kept word=. A site that does not hold
+    what the rule puts there ends in '!' (the grid's dashed border: the same `expected_tokens`)."""
     outcome = classify_sites(selected, draws)
-    shown, was = _as_grid(corrupted, "corrupted"), _as_grid(tokens, "tokens")
+    shown = _as_grid(corrupted, "corrupted")
+    expected = expected_tokens(_as_grid(tokens, "tokens"), _as_grid(random_ids, "random_ids"),
+                               outcome, mask_token_id)
     lines = []
     for row, codes in enumerate(outcome):
-        words = []
-        for col, code in enumerate(codes):
-            word = token_name(int(shown[row, col]), token_names, mask_token_id)
-            if code == UNSELECTED:
-                words.append(word)
-                continue
-            fine = (code == MASKED) == (shown[row, col] == mask_token_id) and (
-                code != KEPT or shown[row, col] == was[row, col])
-            words.append(BRANCH_MARKS[int(code)].format(word) + ("" if fine else "!"))
+        words = [BRANCH_MARKS[int(code)].format(token_name(int(shown[row, col]), token_names,
+                                                           mask_token_id))
+                 + ("!" if shown[row, col] != expected[row, col] else "")
+                 for col, code in enumerate(codes)]
         lines.append(" ".join(words))
     return lines
