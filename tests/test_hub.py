@@ -315,13 +315,62 @@ def assignment_list(page):
     return page
 
 
-def formgrader_from_menu(page, who: str) -> None:
-    """Nbgrader > Formgrader, as a TA clicks it: the formgrader in a frame of the lab, showing
-    Manage Assignments (the hub forbade the frame; the staff's servers allow their own lab)."""
+def formgrader_from_menu(page, who: str):
+    """Nbgrader > Formgrader, as a TA clicks it: the lab's frame shows the note of
+    deploy/hub/formgrader_tab.py, whose button opens the formgrader in a browser tab of its own
+    (JupyterHub forbids framing it); returns that tab, showing Manage Assignments."""
     open_menu_item(page, "Nbgrader", "nbgrader:open-formgrader")
-    frame = page.frame_locator("iframe[src*='formgrader']")
-    frame.locator(f"tbody td.name:has-text('{ASSIGNMENT}')").wait_for()
-    shoot(page, f"02-{who}-formgrader-from-menu")
+    note = page.frame_locator("iframe[src*='formgrader']")
+    button = note.get_by_role("link", name="Open the formgrader in a new tab")
+    button.wait_for()
+    shoot(page, f"02-{who}-formgrader-note")
+    with page.context.expect_page() as opened:
+        button.click()
+    tab = opened.value
+    tab.locator(f"tbody td.name:has-text('{ASSIGNMENT}')").wait_for()
+    shown = tab.request.get(tab.url)  # not framed: JupyterHub's own policy, no frame at all
+    assert "frame-ancestors 'none'" in shown.headers.get("content-security-policy", ""), (
+        shown.headers)
+    shoot(tab, f"02-{who}-formgrader-tab")
+    return tab
+
+
+def walk_the_formgrader(tab, student: str) -> list[str]:
+    """Every page of the formgrader by clicks in its tab, as a TA moves between them: Manage
+    Assignments, the submission count (Manage Submissions), Gradebook (Manual Grading: the
+    assignment, the notebook, one student's answers), Manage Students; returns the names that
+    Manage Students lists."""
+    def go(locator, ready: str, shot: str) -> None:
+        locator.click()
+        tab.locator(ready).first.wait_for()
+        shoot(tab, shot)
+
+    dialog = tab.locator(".modal.in")  # the last button's result, still open
+    if dialog.count():
+        dialog.get_by_role("button", name="OK").click()
+        dialog.wait_for(state="hidden")
+    nav = tab.locator("ul.nav")
+    gradebook = re.compile("^(Gradebook|Manual Grading)$")  # the sidebar's name for it varies
+    go(nav.get_by_role("link", name="Manage Assignments"),
+       f"tbody td.name:has-text('{ASSIGNMENT}')", "10-ta-manage-assignments")
+    go(tab.locator("td.num-submissions a").first, "tbody td.student-id",
+       "10-ta-manage-submissions")
+    go(nav.get_by_role("link", name=gradebook), f"tbody td a:has-text('{ASSIGNMENT}')",
+       "10-ta-gradebook")
+    go(tab.locator(f"tbody td a:has-text('{ASSIGNMENT}')").first,
+       f"tbody td a:has-text('{NOTEBOOK}')", "10-ta-gradebook-assignment")
+    go(tab.locator(f"tbody td a:has-text('{NOTEBOOK}')").first, "tbody td a:visible",
+       "10-ta-gradebook-notebook")
+    go(tab.locator("tbody td a:visible").first, ".nbgrader_cell", "10-ta-manual-grading")
+    # Manual Grading's own page has breadcrumbs, not the sidebar: back to the Gradebook first
+    go(tab.get_by_role("link", name="Manual Grading").first,
+       f"tbody td a:has-text('{ASSIGNMENT}')", "10-ta-gradebook-again")
+    go(nav.get_by_role("link", name="Manage Students"), "tbody td.name a", "10-ta-students")
+    go(tab.locator("tbody td.name a", has_text=student).first,
+       f"tbody td.name:has-text('{ASSIGNMENT}')", "10-ta-one-student")
+    tab.locator("ul.nav").get_by_role("link", name="Manage Students").click()
+    tab.locator("tbody td.name a").first.wait_for()
+    return tab.locator("tbody td.name").all_inner_texts()
 
 
 def formgrader(term: Term, page, user: str) -> None:
@@ -605,9 +654,9 @@ def test_a_whole_term_on_the_hub(term):
                                    "nbgrader:open-create-assignment", "nbgrader:open-formgrader"]
     shoot(prof, "01-instructor-lab")
     lap("instructor's JupyterLab open")
-    formgrader_from_menu(prof, "instructor")
+    prof_tab = formgrader_from_menu(prof, "instructor")
     lap("formgrader open from the menu")
-    release(term, prof)
+    release(term, prof_tab)
     lap("assignment released")
     protected = {p: digest(p) for p in [term.course / "nbgrader_config.py",
                                         *(term.course / "source").rglob("*.ipynb")]}
@@ -653,13 +702,11 @@ def test_a_whole_term_on_the_hub(term):
 
     ta = pages[term.ta]
     wait_for_lab(ta, term.ta)
-    formgrader_from_menu(ta, "ta")
-    grade_and_release_feedback(term, ta)
+    ta_tab = formgrader_from_menu(ta, "ta")
+    grade_and_release_feedback(term, ta_tab)
     lap("TA graded, feedback released")
-    ta.goto(f"{term.base(term.ta)}/formgrader/manage_students")
-    ta.locator("tbody td.name").first.wait_for()
-    shown = ta.locator("tbody td.name").all_inner_texts()
-    shoot(ta, "09-ta-students-with-names")
+    shown = walk_the_formgrader(ta_tab, term.roster[1]["last_name"])
+    lap("TA walked the formgrader by clicks")
     for entry in term.roster[1:]:  # the roster's names, not `ann, ` (and the e-mail it gave)
         assert f"{entry['last_name']}, {entry['first_name']}" in shown, shown
     scores = gradebook_scores(term)

@@ -160,8 +160,9 @@ def test_the_instructors_sources_carry_the_kernels_language_info(tmp_path):
 
 
 def test_the_export_carries_the_roster_and_says_what_came_and_when(tmp_path, monkeypatch):
-    """`nbgrader export` on the hub (deploy/hub/mlmcourse_hub.py): names and e-mail, a row for a
-    student who handed nothing in (submitted: no), late marks, times in UTC with their offset."""
+    """`nbgrader export` and `make grade`'s export (mlmcourse/grader/lms_export.py): names and
+    e-mail, a row for a student who handed nothing in (submitted: no), late marks, times in UTC
+    with their offset."""
     import csv
     import os
     import sys
@@ -169,8 +170,7 @@ def test_the_export_carries_the_roster_and_says_what_came_and_when(tmp_path, mon
 
     from nbgrader.api import Gradebook
 
-    sys.path.insert(0, str(DEPLOY))
-    from mlmcourse_hub import RosterCsvExport
+    from mlmcourse.grader.lms_export import RosterCsvExport
 
     monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
     due = datetime(2026, 12, 1, 12, 0, 0)
@@ -221,7 +221,7 @@ def test_a_roster_names_each_member_once_with_a_known_role(tmp_path):
     for bad, says in (("bob,,,,teacher\n", "role"), (",Bob,,,\n", "no id"),
                       ("ann,,,,\n", "twice")):
         roster.write_text("id,first_name,last_name,email,role\nann,,,,\n" + bad)
-        with pytest.raises(hubctl["HubError"], match=says):
+        with pytest.raises(hubctl["RosterError"], match=says):
             hubctl["read_roster"](roster)
 
 

@@ -6,16 +6,17 @@ An instructor releases notebook 01 from the formgrader; three students (right, w
 log in with their own passwords, fetch from the Assignment List, write their answers, press
 Validate and submit; the hostile student then tries, from a terminal of their own container, to
 read or fetch another student's submission through the exchange, to see other homes or the
-course folder, and gets nothing; the instructor collects and autogrades with the formgrader's
-buttons (grading in the staff's container, in the sandbox): exact scores, byte-identical
-submissions, feedback back to each student. Then a class of ten: they log in, fetch, Validate
-and submit at the same time; each gets an honest result; the Validate times and each container's
-peak memory go to build/hub-class/class.json (`python deploy/container/bench_class.py` runs this
-and prints them for the README).
+course folder, and gets nothing; a TA collects and autogrades with the formgrader's buttons
+(grading in the staff's container, in the sandbox) and clicks through every formgrader page:
+exact scores, byte-identical submissions, feedback back to each student. Then a class of ten:
+they log in, fetch, Validate and submit at the same time; each gets an honest result; the
+Validate times and each container's peak memory go to build/hub-class/class.json (`python
+deploy/container/bench_class.py` runs this and prints them for the README).
 
-The steps are tests/test_hub.py's (the term on Unix users); skipped with the reason where podman,
-mmdebstrap or runc are missing or cannot run, besides what that test needs. The image is built
-once and cached (build/image/, keyed by its inputs). Screenshots: build/hub-containers-shots/.
+The steps are tests/test_hub.py's (the term on Unix users); skipped with the reason where
+podman, mmdebstrap or runc are missing or cannot run, besides what that test needs. The image is
+built once and cached (build/image/, keyed by its inputs). Screenshots:
+build/hub-containers-shots/.
 """
 
 from __future__ import annotations
@@ -135,13 +136,13 @@ def run_the_term(term) -> None:
     start = time.monotonic()
     lap = lambda name: term.times.__setitem__(name, time.monotonic() - start)  # noqa: E731
     students = list(term.students.values())
-    pages = {user: steps.begin_log_in(term, user) for user in [term.instructor, *students]}
+    pages = {user: steps.begin_log_in(term, user)
+             for user in [term.instructor, term.ta, *students]}
     prof = pages[term.instructor]
     steps.wait_for_lab(prof, term.instructor)
     steps.shoot(prof, "01-instructor-lab")
     lap("instructor's container and lab")
-    steps.formgrader_from_menu(prof, "instructor")
-    steps.release(term, prof)
+    steps.release(term, steps.formgrader_from_menu(prof, "instructor"))
     lap("released to ngshare")
 
     work, handed_in = {}, {}
@@ -175,8 +176,14 @@ def run_the_term(term) -> None:
         assert isinstance(answer, str) and answer.startswith("refused"), f"{path}: {answer}"
     assert seen["homes"] == ["jovyan"] and not seen["course_folder"], seen
 
-    steps.grade_and_release_feedback(term, prof, grader=term.instructor)
-    lap("instructor collected, autograded, released feedback")
+    ta = pages[term.ta]  # a TA grades, in a container of their own with the course folder
+    steps.wait_for_lab(ta, term.ta)
+    ta_tab = steps.formgrader_from_menu(ta, "ta")
+    steps.grade_and_release_feedback(term, ta_tab)
+    lap("TA collected, autograded, released feedback")
+    shown = steps.walk_the_formgrader(ta_tab, term.roster[1]["last_name"])
+    assert f"{term.roster[1]['last_name']}, {term.roster[1]['first_name']}" in shown, shown
+    lap("TA walked the formgrader by clicks")
     scores = steps.gradebook_scores(term)
     for role, user in term.students.items():
         assert scores[user] == (steps.expected_points(role), 24), f"{role}: {scores[user]}"

@@ -57,7 +57,8 @@ WHEEL_FOLDERS = ["/opt/wheels", "/opt/pypi", "/opt/pypi-more"]
 HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
 USER, UID = "jovyan", 1000
 INPUTS = ["requirements/constraints.txt", "requirements/course.txt", "pyproject.toml", "mlmcourse",
-          "deploy/hub/roles", "deploy/hub/mlmcourse_hub.py", "release"]
+          "deploy/hub/roles", "deploy/hub/mlmcourse_hub.py",
+          "deploy/hub/formgrader_tab.py", "release"]
 
 
 class ImageError(RuntimeError):
@@ -150,7 +151,7 @@ $pip install --quiet -c /tmp/course/requirements/constraints.txt \
 # Validate's settings for everyone who uses this environment (visible checks count everywhere)
 /opt/course/venv/bin/python -m mlmcourse install-config
 site=$(/opt/course/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-cp /tmp/course/deploy/hub/mlmcourse_hub.py "$site/"
+cp /tmp/course/deploy/hub/mlmcourse_hub.py /tmp/course/deploy/hub/formgrader_tab.py "$site/"
 cp -r /tmp/course/deploy/hub/roles /opt/course/roles
 for role in /opt/course/roles/*; do : > "$role/migrated"; done
 cp -r /tmp/course/release /opt/course/release

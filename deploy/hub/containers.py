@@ -141,7 +141,7 @@ def remove_containers(prefix: str = "jupyter-") -> None:
             podman("rm", "-f", "-t", "2", name, check=False)
 
 
-def configure(c, hub: Path, course: dict, role, ports: dict, public_url: str) -> None:
+def configure(c, hub: Path, course: dict, role, ports: dict) -> None:
     """The spawner and the services of the container hub (c: the hub's traitlets config)."""
     course_id = course["course_id"]
     course_in_container = f"{HOME_IN_CONTAINER}/{course_id}"
@@ -188,7 +188,6 @@ def configure(c, hub: Path, course: dict, role, ports: dict, public_url: str) ->
             "MLMCOURSE_COURSE_ID": course_id,
             "MLMCOURSE_COURSE_DIR": course_in_container,
             "MLMCOURSE_NGSHARE_URL": f"{ngshare_url}/services/ngshare/",
-            "MLMCOURSE_HUB_PUBLIC_URL": public_url,
             "JUPYTER_CONFIG_DIR": f"{ROLES_IN_IMAGE}/{'instructor' if staff else 'student'}",
             "JUPYTERLAB_SETTINGS_DIR": f"{HOME_IN_CONTAINER}/.jupyter/lab/user-settings",
             "JUPYTERLAB_WORKSPACES_DIR": f"{HOME_IN_CONTAINER}/.jupyter/lab/workspaces",

@@ -34,7 +34,6 @@ engine, plus the hub's exchange) and the gradebook (the class, with names and e-
 from __future__ import annotations
 
 import argparse
-import csv
 import grp
 import json
 import os
@@ -49,12 +48,13 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlmcourse.course.roster import Member, RosterError, read_roster
+
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = Path(__file__).resolve().parent
 COURSE_ID = "bert_mlm_course"
 ASSIGNMENT = "bert_mlm"
 PROXY = REPO / "build" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
-ROLES = ("student", "ta")
 
 
 class HubError(RuntimeError):
@@ -226,49 +226,17 @@ def copy_with_language_info(notebook: Path, target: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 # The class: who is in it (a roster), and making the system say the same.
 
-@dataclass(frozen=True)
-class Member:
-    """One line of the roster: a Unix user name and what the gradebook shows of them."""
-
-    id: str
-    role: str = "student"  # or "ta"
-    first_name: str = ""
-    last_name: str = ""
-    email: str = ""
-
-    def gradebook_entry(self) -> dict:
-        """Names and e-mail for nbgrader; without a roster's names, the account's full name
-        (useradd --comment, `First Last`) or else the user name as the last name."""
-        first, last = self.first_name, self.last_name
-        if not (first or last):
-            full = pwd.getpwnam(self.id).pw_gecos.split(",")[0].strip() if user_exists(
-                self.id) else ""
-            first, _, last = full.rpartition(" ")
-            last = last or self.id
-        return {"id": self.id, "first_name": first, "last_name": last,
-                "email": self.email or None}
-
-
-def read_roster(path: Path) -> list[Member]:
-    """A roster CSV: id, first_name, last_name, email (nbgrader's `db student import` columns),
-    and role (`student`, the default, or `ta`)."""
-    with open(path, newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    members = []
-    for number, row in enumerate(rows, start=2):
-        row = {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()}
-        role = row.get("role") or "student"
-        if not row.get("id"):
-            raise HubError(f"{path}, line {number}: no id (columns: id, first_name, last_name, "
-                           "email, role)")
-        if role not in ROLES:
-            raise HubError(f"{path}, line {number}: role {role!r}; use one of {', '.join(ROLES)}")
-        members.append(Member(row["id"], role, row.get("first_name", ""),
-                              row.get("last_name", ""), row.get("email", "")))
-    ids = [m.id for m in members]
-    if len(set(ids)) != len(ids):
-        raise HubError(f"{path}: an id appears twice")
-    return members
+def gradebook_entry(member: Member) -> dict:
+    """Names and e-mail for nbgrader; without a roster's names, the account's full name
+    (useradd --comment, `First Last`) or else the user name as the last name."""
+    first, last = member.first_name, member.last_name
+    if not (first or last):
+        full = pwd.getpwnam(member.id).pw_gecos.split(",")[0].strip() if user_exists(
+            member.id) else ""
+        first, _, last = full.rpartition(" ")
+        last = last or member.id
+    return {"id": member.id, "first_name": first, "last_name": last,
+            "email": member.email or None}
 
 
 def members_from_lists(students: list[str], tas: list[str]) -> list[Member]:
@@ -359,7 +327,7 @@ def update_gradebook(hub: Path, instructor: str, course: Path, add: list[Member]
     folder belongs to the image's user: written as root, then handed to that user."""
     python = user_python(hub)
     env = dict(os.environ, **python["env"], PATH=f"{hub / 'bin'}:{os.environ['PATH']}")
-    change = {"add": [m.gradebook_entry() for m in add], "remove": remove}
+    change = {"add": [gradebook_entry(m) for m in add], "remove": remove}
     as_owner = [] if on_containers(hub) else ["runuser", "-u", instructor, "--"]
     run(*as_owner, "sh", "-c", 'umask 007 && exec "$0" "$@"',
         python["executable"], "-c", GRADEBOOK, f"sqlite:///{course / 'gradebook.db'}",
@@ -376,7 +344,7 @@ def update_ngshare(hub: Path, instructor: str, members: list[Member]) -> None:
     import ngshare_roster
 
     def person(member: Member):
-        entry = member.gradebook_entry()
+        entry = gradebook_entry(member)
         return ngshare_roster.Person(member.id, entry["first_name"] or "",
                                      entry["last_name"] or "", entry["email"] or "")
 
@@ -567,7 +535,8 @@ def prepare_hub_folder(hub: Path) -> None:
         (role / "migrated").write_text("")
     shutil.copytree(REPO / "mlmcourse", hub / "python" / "mlmcourse",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    shutil.copy2(DEPLOY / "mlmcourse_hub.py", hub / "python" / "mlmcourse_hub.py")
+    for module in ("mlmcourse_hub.py", "formgrader_tab.py"):
+        shutil.copy2(DEPLOY / module, hub / "python" / module)
     python = user_python(hub)
     install_runtime(hub, python)
     write_script_wrappers(hub / "bin", python)
@@ -716,7 +685,7 @@ def main(argv: list[str] | None = None) -> int:
               "Ctrl-C stops it")
         os.chdir(hub / "state")
         os.execve(command[0], command, env)
-    except HubError as err:
+    except (HubError, RosterError) as err:
         print(f"hub: {err}", file=sys.stderr)
         return 2
 

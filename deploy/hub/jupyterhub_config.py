@@ -42,9 +42,6 @@ def unix_members(group: str) -> list[str]:
 
 # Local only: the proxy, the hub and every user's server listen on 127.0.0.1 (no TLS here).
 c.JupyterHub.bind_url = f"http://127.0.0.1:{port('PORT', 8000)}"
-# The address users' browsers use (behind a TLS proxy: https://hub.school.example); the staff's
-# servers let only their own lab at that address frame the formgrader.
-PUBLIC_URL = os.environ.get("MLMCOURSE_HUB_PUBLIC_URL", c.JupyterHub.bind_url).rstrip("/")
 c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{port('HUB_PORT', 8081)}"
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{port('API_PORT', 8001)}"
 c.ConfigurableHTTPProxy.command = [
@@ -122,12 +119,11 @@ if SPAWNER == "containers":
     import containers
 
     containers.configure(c, HUB, COURSE, role, {"hub": port("HUB_PORT", 8081),
-                                                 "ngshare": port("NGSHARE_PORT", 8082)},
-                         PUBLIC_URL)
+                                                 "ngshare": port("NGSHARE_PORT", 8082)})
 else:
     import local_spawner
 
-    local_spawner.configure(c, HUB, COURSE, COURSE_DIR, PUBLIC_URL, role, home)
+    local_spawner.configure(c, HUB, COURSE, COURSE_DIR, role, home)
 
 # Where hubctl.py finds the running hub's API (the ports may come from the environment; on
 # containers the hub listens on the containers' gateway).

@@ -36,7 +36,7 @@ def server_log(logs: Path, name: str):
     return handle
 
 
-def configure(c, hub: Path, course: dict, course_dir: str, public_url: str, role, home) -> None:
+def configure(c, hub: Path, course: dict, course_dir: str, role, home) -> None:
     """The spawner's settings (c: the hub's traitlets config; role and home: the hub's)."""
     logs = hub / "logs"
     venv_bin = Path(sys.executable).parent  # the hub runs in the course's virtual environment
@@ -58,8 +58,6 @@ def configure(c, hub: Path, course: dict, course_dir: str, public_url: str, role
         "MLMCOURSE_COURSE_DIR": course_dir,
         "MLMCOURSE_EXCHANGE": str(hub / "exchange"),
         "MLMCOURSE_HUB_LOGS": str(logs),
-        # the address the browser uses: the staff's formgrader may be framed by their own lab
-        "MLMCOURSE_HUB_PUBLIC_URL": public_url,
         # Server extensions, lab plugins and nbgrader settings of the role (read-only) ...
         "JUPYTER_CONFIG_DIR": lambda spawner: str(hub / "roles" / role(spawner)),
         # ... and each user's own JupyterLab settings in their home folder.

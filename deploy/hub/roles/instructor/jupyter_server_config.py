@@ -1,10 +1,7 @@
 """The staff's servers on the course's hub (instructor and TAs), beside jupyter_server_config.json.
 
-The formgrader: JupyterLab shows it in a frame of the lab's page (Nbgrader > Formgrader).
-JupyterHub forbids framing a user's server (`frame-ancestors 'none'`), because every server of
-the hub shares one origin and a page of one user could frame another's; the staff's servers
-allow it for their own lab's address only (the hub's public URL and the user's own prefix), so
-no other user's page can frame them.
+The formgrader: Nbgrader > Formgrader opens it in a browser tab of its own (the server
+extension formgrader_tab, enabled in jupyter_server_config.json: JupyterHub forbids framing).
 
 Terminals: a non-login shell, so the server's PATH (the course's nbgrader first) holds in a
 JupyterLab terminal; a login shell resets it from /etc/profile ("nbgrader: command not found").
@@ -14,11 +11,6 @@ import os
 
 c = get_config()  # noqa: F821  (provided by traitlets when the server loads this file)
 
-origin = os.environ.get("MLMCOURSE_HUB_PUBLIC_URL", "").rstrip("/")
-prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/")
-if origin:
-    c.ServerApp.tornado_settings = {
-        "headers": {"Content-Security-Policy": f"frame-ancestors {origin}{prefix}"}}
 c.ServerApp.terminado_settings = {"shell_command": ["/bin/bash", "-i"]}
 
 # Grading runs (the formgrader's buttons: collect, autograde, feedback) also go to the hub's
