@@ -67,6 +67,9 @@ c.Autograde.exporter_class = "mlmcourse.grader.nbgrader_plugin.SubmissionExporte
 
 # `nbgrader export` (and `make grade`, through the same plugin) writes the grades for the
 # school's system here: nbgrader's default, grades.csv, is `make grade`'s per-notebook table.
+# One layout from every way in (one machine, the hub): nbgrader's columns, then submitted, late
+# and seconds_late; a row for every student of the roster; times in UTC with their offset.
+c.ExportApp.plugin_class = "mlmcourse.grader.lms_export.RosterCsvExport"
 c.ExportPlugin.to = "grades-lms.csv"
 
 # Validate (and plain `Execute`, where a TA asks for it): a hung cell must not stall the class;

@@ -234,7 +234,8 @@ def cell_failed(cell) -> bool:
 
 def test_the_gradebook_decides_scores_and_lateness(tmp_path):
     """After manual grading and a late submission: the report reads the gradebook's scores (a
-    TA's manual grade, the late penalty) and marks the late one with its delay."""
+    TA's manual grade, the late penalty) and marks the late one with its delay; a student of
+    the roster (the gradebook's students) who handed nothing in is listed as not submitted."""
     import shutil
     import warnings
     from datetime import datetime, timedelta
@@ -272,6 +273,7 @@ def test_the_gradebook_decides_scores_and_lateness(tmp_path):
         manual = gradebook.find_grade("test_labels", "01_corruption", ASSIGNMENT,
                                       "wrong_labels_every_token")
         manual.manual_score = 1.0  # a TA's partial credit
+        gradebook.update_or_create_student("absent_on_roster", last_name="Absent")
         late_nb = gradebook.find_submission_notebook("01_corruption", ASSIGNMENT,
                                                      "wrong_labels_every_token")
         late_nb.late_submission_penalty = 3.0
@@ -286,7 +288,9 @@ def test_the_gradebook_decides_scores_and_lateness(tmp_path):
     held = late.submissions["01_corruption"]
     assert held.manual and held.score == 24 - 2 + 1 - 3  # all but B1, B1's manual 1, penalty
     assert data.students["reference"].late_seconds == 0
+    assert not data.students["absent_on_roster"].submitted
     page = write_report(config).read_text(encoding="utf-8")
+    assert "<h3>Not submitted</h3><p>absent_on_roster</p>" in page
     assert re.search(r"wrong_labels_every_token</td><td class=\"late\">1 d 2 h</td>", page)
     with (course / "reports" / "scores.csv").open() as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}

@@ -21,6 +21,7 @@ from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.grader import coordinator
 from mlmcourse.grader.config import GradingConfig
 from mlmcourse.grader.grading import export_for_lms
+from mlmcourse.grader.lms_export import COLUMNS
 from mlmcourse.grader.verdict import Check, Verdict
 
 STUDENT = "some_student"
@@ -114,7 +115,7 @@ def test_students_get_a_name_and_the_submissions_timestamp(course):
         assert stamp is not None and stamp.strftime("%Y-%m-%d %H:%M") == SUBMITTED_AT[:16]
 
 
-def test_export_for_lms_is_nbgraders_csv(course):
+def test_export_for_lms_is_the_one_layout_of_nbgrader_export(course):
     submit(course.root, STUDENT, SUBMITTED_AT)
     with course.gradebook() as gradebook:
         coordinator.record(gradebook, course, coordinator.Outcome(STUDENT))
@@ -124,7 +125,9 @@ def test_export_for_lms_is_nbgraders_csv(course):
     assert [row["student_id"] for row in rows] == [STUDENT]
     row = rows[0]
     assert row["assignment"] == ASSIGNMENT and row["last_name"] == STUDENT
-    assert row["score"] == "0.0" and row["timestamp"].startswith(SUBMITTED_AT[:16])
+    assert row["score"] == "0" and row["submitted"] == "yes"
+    assert row["timestamp"].endswith("+00:00"), "times in UTC, with their offset"
+    assert list(row) == COLUMNS, "one layout: the hub's `nbgrader export` writes these too"
     assert not (course.root / "grades.csv").exists(), "the export must not replace grades.csv"
 
 

@@ -1,82 +1,13 @@
 """The course hub's own pieces that run in users' servers (hubctl.py setup copies this module
 into the hub's python/ folder, on every server's PYTHONPATH).
 
-- `RosterCsvExport`: `nbgrader export` for the school's system, with the roster's names and
-  e-mail, a row for every student of the gradebook, whether anything came and whether it came
-  late, and every time with its zone.
 - `GradingRecords`: a logging filter that keeps the records of grading (nbgrader's and the
   course grader's), so the staff's servers write them to logs/grading.log too.
 """
 
 from __future__ import annotations
 
-import csv
 import logging
-from datetime import UTC, datetime
-
-from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.plugins import ExportPlugin
-
-COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name",
-           "email", "raw_score", "late_submission_penalty", "score", "max_score",
-           "submitted", "late", "seconds_late"]
-
-
-def with_zone(moment: datetime | None) -> str:
-    """nbgrader keeps times in UTC without a zone; say so (ISO 8601, +00:00)."""
-    if moment is None:
-        return ""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="seconds")
-
-
-def number(value) -> str:
-    return "" if value is None else f"{float(value):g}"
-
-
-class RosterCsvExport(ExportPlugin):
-    """nbgrader's CSV columns (same order), then `submitted` (yes / no: a student who handed
-    nothing in still gets a row, with score 0 and no timestamp), `late` (yes / no) and
-    `seconds_late`. Times are UTC with their offset."""
-
-    def export(self, gradebook: Gradebook) -> None:
-        destination = self.to or "grades.csv"
-        self.log.info("Exporting grades to %s (times in UTC)", destination)
-        students = [str(s) for s in self.student]
-        assignments = [str(a) for a in self.assignment]
-        with open(destination, "w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(COLUMNS)
-            for assignment in gradebook.assignments:
-                if assignments and assignment.name not in assignments:
-                    continue
-                for student in gradebook.students:
-                    if students and student.id not in students:
-                        continue
-                    writer.writerow(self.row(gradebook, assignment, student))
-
-    def row(self, gradebook: Gradebook, assignment, student) -> list[str]:
-        row = {"assignment": assignment.name, "duedate": with_zone(assignment.duedate),
-               "student_id": student.id, "last_name": student.last_name or "",
-               "first_name": student.first_name or "", "email": student.email or "",
-               "max_score": number(assignment.max_score)}
-        try:
-            submission = gradebook.find_submission(assignment.name, student.id)
-        except MissingEntry:
-            row.update(timestamp="", raw_score="0", late_submission_penalty="0", score="0",
-                       submitted="no", late="no", seconds_late="")
-        else:
-            penalty = submission.late_submission_penalty or 0.0
-            late = (submission.total_seconds_late or 0) > 0
-            row.update(timestamp=with_zone(submission.timestamp),
-                       raw_score=number(submission.score),
-                       late_submission_penalty=number(penalty),
-                       score=number(max(0.0, submission.score - penalty)),
-                       submitted="yes", late="yes" if late else "no",
-                       seconds_late=f"{submission.total_seconds_late or 0:.0f}")
-        return [row[column] for column in COLUMNS]
-
 
 # nbgrader's code that lists what is in the exchange: the Assignment List polls it every few
 # seconds for every open lab, which is no grading run (it filled grading.log by the thousand).

@@ -258,14 +258,14 @@ LMS_CSV = "grades-lms.csv"  # where nbgrader_config.py's c.ExportPlugin.to does 
 
 
 def export_for_lms(course: GradingConfig | Path) -> Path:
-    """The gradebook through nbgrader's own CSV export (`nbgrader export` runs the same plugin):
-    one row per student and assignment, with id, names, email, timestamp, score and max_score.
+    """The gradebook as `grades-lms.csv` (`lms_export.RosterCsvExport`, the plugin
+    `nbgrader export` runs too): one row per student of the roster and assignment.
 
     The file is nbgrader_config.py's `c.ExportPlugin.to`, relative to the course root."""
-    from nbgrader.plugins import CsvExportPlugin
+    from mlmcourse.grader.lms_export import RosterCsvExport
 
     config = GradingConfig.of(course)
-    plugin = CsvExportPlugin(config=config.nbgrader_config())
+    plugin = RosterCsvExport(config=config.nbgrader_config())
     destination = config.root / (plugin.to or LMS_CSV)
     plugin.to = str(destination)
     with config.gradebook() as gradebook:

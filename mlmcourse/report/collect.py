@@ -145,11 +145,18 @@ def not_graded(root: Path, student: str, name: str, release: Release) -> Submiss
     return missing
 
 
-def apply_gradebook(config, students: dict[str, Student]) -> None:
-    """The gradebook's word on scores (manual grades, the late penalty) and lateness."""
+def apply_gradebook(config, students: dict[str, Student], release: Release) -> None:
+    """The gradebook's word on who was expected (its students: the roster a TA imported, or the
+    hub keeps), on scores (manual grades, the late penalty) and on lateness. A student of the
+    roster with no folder handed nothing in: every notebook missing."""
     from nbgrader.api import MissingEntry
 
     with config.gradebook() as gradebook:
+        for entry in gradebook.students:
+            if entry.id not in students:
+                students[entry.id] = Student(entry.id, {
+                    name: not_graded(config.root, entry.id, name, release)
+                    for name in release.notebooks})
         for student in students.values():
             try:
                 submission = gradebook.find_submission(ASSIGNMENT, student.student)
@@ -181,6 +188,7 @@ def collect(config) -> ClassData:
     release = read_release(config.root)
     students = read_autograded(config.root, release)
     if has_gradebook(config):
-        apply_gradebook(config, students)
+        apply_gradebook(config, students, release)
+    students = dict(sorted(students.items()))
     stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     return ClassData(release, students, stamp)

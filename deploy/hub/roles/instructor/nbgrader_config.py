@@ -28,10 +28,6 @@ else:
 # submitted, autograded, feedback) group-writable.
 c.CourseDirectory.groupshared = True
 
-# `nbgrader export` (a TA's terminal, or the formgrader's API): the roster's names and e-mail,
-# a row for each student whether or not anything came, late marks, times with their zone.
-c.ExportApp.plugin_class = "mlmcourse_hub.RosterCsvExport"
-
 # Grading from a terminal (`nbgrader autograde`, `collect`, `generate_feedback`...) logs to the
 # hub's logs/grading.log as well, which only staff can read; the formgrader's buttons log there
 # through the server (roles/instructor/jupyter_server_config.py).
