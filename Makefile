@@ -10,8 +10,12 @@ NB     ?=
 PROXY  := build/node/node_modules/.bin/configurable-http-proxy
 HUB_ARGS ?=
 ROSTER ?=
+# A class of your own (make new-class): grade, export, report and lab-ta work on it; without
+# CLASS they work on the repository itself, whose submitted/ holds the sample students.
+CLASS  ?=
+IN_CLASS = $(if $(CLASS),MLMCOURSE_ROOT="$(abspath $(CLASS))")
 
-.PHONY: lab lab-ta test test-quick build grade export check site bench bench-class lint normalize hub hub-roster image clean help
+.PHONY: new-class report lab lab-ta test test-quick build grade export check site bench bench-class lint normalize hub hub-roster image clean help
 
 help:
 	@echo "make lab     a student's JupyterLab: your copies of the released notebooks in work/"
@@ -19,7 +23,10 @@ help:
 	@echo "make test    run the whole test suite (creates .venv when missing)"
 	@echo "make test-quick  the edit loop's tier: no build, no grading of the sample class, no browser or hub"
 	@echo "make build   regenerate release/, notebooks/, submitted/ samples, autograded/, feedback/"
+	@echo "make new-class CLASS=~/bert_mlm_class ROSTER=roster.csv   a class of your own, apart from the samples"
 	@echo "make grade   autograde submitted/, write feedback/, grades.csv, grades-lms.csv and reports/ (the class report), print the scores (ARGS=\"--workers 4\")"
+	@echo "             (CLASS=folder: grade, export, report and lab-ta work on that class)"
+	@echo "make report  the class report again, from the gradebook and autograded/"
 	@echo "make export  the gradebook as grades-lms.csv for the school's system (nbgrader export)"
 	@echo "make check NB=path/to/notebook.ipynb   run the hidden tests on your own notebook"
 	@echo "make site    the reading edition as HTML pages in build/site/ (open index.html)"
@@ -54,7 +61,7 @@ lab: $(READY)
 	$(BIN)/python -m mlmcourse lab
 
 lab-ta: $(READY)
-	$(BIN)/python -m mlmcourse lab --ta
+	$(IN_CLASS) $(BIN)/python -m mlmcourse lab --ta
 
 # npm is optional for `make test`: without it the hub test says why it skips.
 $(PROXY): deploy/hub/package.json deploy/hub/package-lock.json
@@ -83,11 +90,18 @@ test-quick: $(READY_DEV)
 build: $(READY_DEV)
 	$(BIN)/python -m mlmcourse build
 
+new-class: $(READY_DEV)
+	@test -n "$(CLASS)" || { echo "usage: make new-class CLASS=~/bert_mlm_class [ROSTER=roster.csv]"; exit 2; }
+	$(BIN)/python -m mlmcourse new-class "$(CLASS)" $(if $(ROSTER),--roster "$(ROSTER)")
+
 grade: $(READY_DEV)
-	$(BIN)/python -m mlmcourse grade $(ARGS)
+	$(IN_CLASS) $(BIN)/python -m mlmcourse grade $(ARGS)
+
+report: $(READY_DEV)
+	$(IN_CLASS) $(BIN)/python -m mlmcourse report
 
 export: $(READY_DEV)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m nbgrader export
+	cd "$(if $(CLASS),$(abspath $(CLASS)),$(CURDIR))" && PATH="$(CURDIR)/$(BIN):$$PATH" "$(CURDIR)/$(BIN)/python" -m nbgrader export
 
 check: $(READY)
 	@test -n "$(NB)" || { echo "usage: make check NB=path/to/notebook.ipynb"; exit 2; }

@@ -46,6 +46,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     config = GradingConfig.load(find_root(), args.db_url, workers=args.workers,
                                 scheduler=args.scheduler)
+    note = sample_class_note(config.root)
+    if note:
+        print(note, file=sys.stderr)
     started = time.perf_counter()
     failed = outcome = None
     try:
@@ -70,6 +73,32 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"\ngrade: {failed}", file=sys.stderr)
         return 1
     return 0
+
+
+def cmd_new_class(args: argparse.Namespace) -> int:
+    from mlmcourse.course.roster import RosterError
+    from mlmcourse.grader.new_class import new_class
+
+    folder = Path(args.folder).expanduser()
+    try:
+        students = new_class(find_root(), folder, Path(args.roster) if args.roster else None)
+    except (OSError, ValueError, RosterError) as err:
+        print(f"new-class: {err}", file=sys.stderr)
+        return 2
+    folder = folder.resolve()
+    print(f"new-class: a class in {folder} (only you can read it), {len(students)} students "
+          f"of the roster in its gradebook.\n  Put the submissions in {folder}/submitted/"
+          f"<student>/bert_mlm/, then: make grade CLASS={folder}")
+    return 0
+
+
+def sample_class_note(root: Path) -> str | None:
+    """What `make grade` says when it grades the repository itself: the sample students."""
+    if (root / "samples").is_dir():
+        return ("grade: this is the course's repository, whose submitted/ holds the sample "
+                "students (make build grades them). A class of your own: make new-class "
+                "CLASS=~/bert_mlm_class ROSTER=roster.csv, then make grade CLASS=~/bert_mlm_class")
+    return None
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -158,6 +187,13 @@ def parser() -> argparse.ArgumentParser:
                        help="the gradebook (default: nbgrader_config.py's db_url, gradebook.db), "
                             "e.g. postgresql://grader@dbhost/bert_mlm")
     grade.set_defaults(run=cmd_grade)
+
+    new = sub.add_parser("new-class", help="a class of your own in FOLDER, apart from the "
+                         "sample students: the notebooks, the course's config, the roster")
+    new.add_argument("folder", help="where the class lives, outside the repository")
+    new.add_argument("--roster", default=None, help="the class as a CSV: id, first_name, "
+                     "last_name, email[, role]")
+    new.set_defaults(run=cmd_new_class)
 
     report = sub.add_parser("report", help="the class report (reports/class-report.html) from "
                                            "the gradebook and autograded/")
