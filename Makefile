@@ -15,7 +15,7 @@ ROSTER ?=
 CLASS  ?=
 IN_CLASS = $(if $(CLASS),MLMCOURSE_ROOT="$(abspath $(CLASS))")
 
-.PHONY: new-class report lab lab-ta test test-quick build grade export check site bench bench-class lint normalize hub hub-roster image clean help
+.PHONY: new-class report lab lab-ta test test-quick build grade export check site bench bench-class lint normalize hub hub-roster hub-stop image clean help
 
 help:
 	@echo "make lab     a student's JupyterLab: your copies of the released notebooks in work/"
@@ -34,6 +34,7 @@ help:
 	@echo "make hub     (root) JupyterHub for a class on 127.0.0.1:8000 (MLMCOURSE_HUB_PORT); first time:"
 	@echo "             make hub HUB_ARGS=\"--instructor NAME --roster roster.csv [--create-users]\""
 	@echo "make hub-roster ROSTER=roster.csv   (root) the class as the roster says, while the hub runs"
+	@echo "make hub-stop  (root) every user's server, the hub and its proxy"
 	@echo "make image   (root) the course image (podman, mmdebstrap): build/image/mlmcourse-<key>.oci.tar"
 	@echo "make bench-class  (root) ten students on the container hub: Validate times, memory"
 
@@ -121,6 +122,11 @@ lint: $(READY_DEV)
 hub: $(READY_HUB) $(PROXY)
 	@test -z "$(HUB_ARGS)" || $(BIN)/python deploy/hub/hubctl.py setup $(HUB_ARGS)
 	$(BIN)/python deploy/hub/hubctl.py start
+
+# The end of a term (or of the machine's day): every user's server, the hub and its proxy. A
+# plain Ctrl-C of the hub leaves servers and proxy running, so that a restart keeps every kernel.
+hub-stop: $(READY_HUB)
+	$(BIN)/python deploy/hub/hubctl.py stop $(HUB_ARGS)
 
 # Students and TAs join or leave while the hub runs (accounts, groups, gradebook; no restart).
 hub-roster: $(READY_HUB)

@@ -9,6 +9,7 @@ import json
 import runpy
 
 from conftest import ROOT, copy_course, run_course
+from jupyterhub.spawner import LocalProcessSpawner
 from traitlets.config import Config
 
 DEPLOY = ROOT / "deploy" / "hub"
@@ -74,7 +75,7 @@ class Spawner:
 
 def test_the_hub_spawns_system_users_on_localhost(tmp_path, monkeypatch):
     c = hub_config(tmp_path, monkeypatch)
-    assert c.JupyterHub.spawner_class == "localprocess"
+    assert issubclass(c.JupyterHub.spawner_class, LocalProcessSpawner)  # and its user's cgroup
     assert c.JupyterHub.bind_url.startswith("http://127.0.0.1:")
     assert c.Spawner.cmd == ["/usr/bin/python3", "-m", "jupyterhub.singleuser"]
     env = c.Spawner.environment
@@ -113,12 +114,29 @@ def test_roles_come_from_the_hub_groups(tmp_path, monkeypatch):
 
 def test_the_roster_service_may_manage_users_and_groups_only(tmp_path, monkeypatch):
     c = hub_config(tmp_path, monkeypatch)
-    [service] = c.JupyterHub.services
-    assert service == {"name": "hubctl", "api_token": "a-test-token"}
-    [role] = c.JupyterHub.load_roles
-    assert role["services"] == ["hubctl"]
-    assert set(role["scopes"]) == {"admin:users", "admin:groups", "admin:servers"}
+    services = {s["name"]: s for s in c.JupyterHub.services}
+    assert services["hubctl"] == {"name": "hubctl", "api_token": "a-test-token"}
+    roles = {r["name"]: r for r in c.JupyterHub.load_roles}
+    assert roles["hubctl-roster"]["services"] == ["hubctl"]
+    assert set(roles["hubctl-roster"]["scopes"]) == {"admin:users", "admin:groups",
+                                                     "admin:servers"}
     assert (tmp_path / "state" / "api_url").read_text().startswith("http://127.0.0.1:")
+
+
+def test_the_culler_stops_idle_servers_and_the_instructor_is_the_admin(tmp_path, monkeypatch):
+    """An hour idle by default (MLMCOURSE_HUB_IDLE_SECONDS; 0: never), with the culler's own
+    role: it may list users and stop servers, nothing else (tests/test_hub.py watches it)."""
+    c = hub_config(tmp_path, monkeypatch)
+    culler = {s["name"]: s for s in c.JupyterHub.services}["idle-culler"]
+    assert "--timeout=3600" in culler["command"]
+    role = {r["name"]: r for r in c.JupyterHub.load_roles}["idle-culler"]
+    assert set(role["scopes"]) == {"list:users", "read:users:activity", "read:servers",
+                                   "delete:servers"}
+    assert c.Authenticator.admin_users == {"root"}  # (course.json's instructor here)
+    monkeypatch.setenv("MLMCOURSE_HUB_IDLE_SECONDS", "0")
+    (tmp_path / "never").mkdir()
+    c = hub_config(tmp_path / "never", monkeypatch)
+    assert "idle-culler" not in {s["name"] for s in c.JupyterHub.services}
 
 
 def test_a_restart_of_the_hub_leaves_users_servers_running(tmp_path, monkeypatch):
@@ -254,7 +272,7 @@ def test_one_switch_puts_every_server_in_a_container_of_the_course_image(tmp_pat
     assert c.DockerSpawner.image == "localhost/mlmcourse:test"
     assert c.DockerSpawner.pull_policy == "never" and c.DockerSpawner.remove is True
     services = {s["name"]: s for s in c.JupyterHub.services}
-    assert set(services) == {"hubctl", "podman", "ngshare"}
+    assert set(services) == {"hubctl", "idle-culler", "podman", "ngshare"}
     assert services["ngshare"]["url"].startswith("http://10.89.64.1:")
     assert "--admins" in services["ngshare"]["command"]
 

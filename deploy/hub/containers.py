@@ -31,6 +31,7 @@ DEPLOY = Path(__file__).resolve().parent
 REPO = DEPLOY.parents[1]
 sys.path.insert(0, str(REPO / "deploy" / "container"))
 import image  # noqa: E402  (deploy/container/image.py: the course image and podman's settings)
+from user_limits import LIMITS  # noqa: E402  (memory and CPU per role, declared once)
 
 NETWORK = "mlmcourse"
 SUBNET, GATEWAY = "10.89.64.0/24", "10.89.64.1"
@@ -38,7 +39,6 @@ USER_UID = image.UID
 HOME_IN_CONTAINER = f"/home/{image.USER}"
 ROLES_IN_IMAGE = "/opt/course/roles"
 # Per role: what one server may use (the staff's autograde runs the grader's workers there).
-LIMITS = {"student": {"mem": "2G", "cpus": 1.0}, "instructor": {"mem": "6G", "cpus": 2.0}}
 # What the grading sandbox needs in the staff's containers: podman's default seccomp profile lets
 # it make its user, mount, PID and network namespaces, but the paths podman masks in /proc
 # forbid mounting the sandbox's own /proc ("Operation not permitted"); unmasked, it works. No

@@ -76,6 +76,21 @@ if TOKEN_FILE.is_file():
         "scopes": ["admin:users", "admin:groups", "admin:servers"],
     }]
 
+# The instructor is the hub's admin (the Admin page: every user's server, stop or start it);
+# TAs are not, like students they use only their own server.
+c.Authenticator.admin_users = {COURSE["instructor"]}
+
+# Idle culling, as TLJH does: a server with no activity (no kernel busy, no page open) for an
+# hour is stopped, kernels and all; the home folder and the work in it stay. 0: never.
+IDLE_SECONDS = int(os.environ.get("MLMCOURSE_HUB_IDLE_SECONDS", 3600))
+if IDLE_SECONDS > 0:
+    c.JupyterHub.services.append({"name": "idle-culler", "command": [
+        sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={IDLE_SECONDS}",
+        f"--cull-every={max(5, min(300, IDLE_SECONDS // 4))}"]})
+    c.JupyterHub.load_roles.append({
+        "name": "idle-culler", "services": ["idle-culler"],
+        "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]})
+
 # A restart of the hub (a new configuration, an upgrade) leaves users' servers and the proxy
 # running: their kernels survive it, and the hub finds them again from its database.
 c.JupyterHub.cleanup_servers = False

@@ -15,6 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from jupyterhub.spawner import LocalProcessSpawner
+from user_limits import LIMITS, UserCgroups
+
 SERVER_LOG_BYTES, SERVER_LOG_KEEP = 10_000_000, 3
 
 
@@ -40,7 +43,22 @@ def configure(c, hub: Path, course: dict, course_dir: str, role, home) -> None:
     """The spawner's settings (c: the hub's traitlets config; role and home: the hub's)."""
     logs = hub / "logs"
     venv_bin = Path(sys.executable).parent  # the hub runs in the course's virtual environment
-    c.JupyterHub.spawner_class = "localprocess"
+    cgroups = UserCgroups(course["course_id"])
+    limited = cgroups.why_not() is None
+
+    class CourseSpawner(LocalProcessSpawner):
+        """A process of the user, in the user's cgroup with the role's memory and CPU."""
+
+        async def start(self):
+            url = await super().start()
+            if limited:
+                cgroups.place(self.user.name, self.pid, LIMITS[role(self)])
+            return url
+
+    if not limited:
+        print(f"mlmcourse hub: no memory or CPU limit per user here: {cgroups.why_not()}",
+              file=sys.stderr)
+    c.JupyterHub.spawner_class = CourseSpawner
     python = course["python"]  # the venv's interpreter, or the system's with the venv's packages
     command = [python["executable"], "-m", "jupyterhub.singleuser"]
     c.Spawner.cmd = command
