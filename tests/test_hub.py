@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -33,6 +34,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
 import pytest
 from conftest import ROOT, free_port
 
@@ -197,8 +199,9 @@ class HubProcess:
 
 
 @contextlib.contextmanager
-def running_hub(hub: Path):
+def running_hub(hub: Path, env: dict[str, str] | None = None):
     process = HubProcess(hub)
+    process.env.update(env or {})
     try:
         process.start()
         yield process
@@ -233,6 +236,7 @@ def term():
     hub = Path(tempfile.mkdtemp(prefix="mlmcourse-hub-"))
     os.chmod(hub, 0o755)  # users' servers read roles/, python/ and bin/ under it
     prefix = f"mlm{secrets.token_hex(3)}"
+    clone_modes = modes_of_the_clone()
     try:
         with class_users(prefix) as (instructor, ta, students, newcomer, passwords):
             rows = roster_rows(ta, list(students.values()))
@@ -249,6 +253,20 @@ def term():
                     browser.close()
     finally:
         shutil.rmtree(hub, ignore_errors=True)
+        restore_modes(clone_modes)
+
+
+def modes_of_the_clone() -> dict[Path, int]:
+    """The modes that set-up closes (hubctl.close_repository): the repository, its entries and
+    build/'s. The test puts them back, so the rest of the suite finds the clone as it was."""
+    paths = [ROOT, *ROOT.iterdir(), *(ROOT / "build").iterdir()]
+    return {p: os.stat(p).st_mode for p in paths if not p.is_symlink()}
+
+
+def restore_modes(modes: dict[Path, int]) -> None:
+    for path, mode in modes.items():
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(path, mode)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -566,36 +584,157 @@ def grade_and_release_feedback(term: Term, page, grader: str | None = None) -> N
     shoot(page, "09-ta-feedback-released")
 
 
-def export_in_terminal(term: Term, page) -> list[dict]:
-    """The TA opens a JupyterLab terminal (File > New > Terminal) in the course folder and runs
-    `nbgrader export` and the class report, as the README says (`python -m mlmcourse report`);
-    returns the CSV's rows."""
-    page.goto(f"{term.base(term.ta)}/lab")
+def open_terminal(page, base: str) -> None:
+    """File > New > Terminal, as a user opens one."""
+    page.goto(f"{base}/lab")
     page.locator(".jp-LabShell").wait_for()
     open_menu(page, "File")
     page.locator(".lm-Menu-item[data-type='submenu']", has_text=re.compile("^New")).hover()
     page.locator(".lm-Menu-item[data-command='terminal:create-new']:visible").click()
     page.locator(".jp-Terminal .xterm-screen").last.wait_for()
-    target = term.course / "grades-lms.csv"
-    report = term.course / "reports" / "class-report.html"
-    # Keys typed before the terminal's connection is up are lost: type again until it ran.
+
+
+def type_until(page, command: str, done, seconds: float = 60) -> bool:
+    """Type a command into the open terminal until `done()` (keys typed before the terminal's
+    connection is up are lost: type again)."""
     for _ in range(4):
         page.locator(".jp-Terminal .xterm-screen").last.click()
-        page.keyboard.type("which nbgrader && nbgrader export && python -m mlmcourse report\n")
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (
-                target.is_file() and target.read_text().count("\n") >= 5 and report.is_file()):
+        page.keyboard.type(command + "\n")
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not done():
             time.sleep(0.5)
-        if target.is_file():
-            break
-    else:
-        shoot(page, "11-ta-export-terminal")
-        raise AssertionError("nbgrader export in the TA's terminal wrote no grades-lms.csv")
-    assert report.is_file(), "python -m mlmcourse report in the TA's terminal wrote no report"
+        if done():
+            return True
+    return False
+
+
+def export_in_terminal(term: Term, page) -> list[dict]:
+    """The TA opens a JupyterLab terminal (File > New > Terminal) in the course folder and runs
+    `nbgrader export` and the class report, as the README says (`python -m mlmcourse report`);
+    returns the CSV's rows."""
+    open_terminal(page, term.base(term.ta))
+    target = term.course / "grades-lms.csv"
+    report = term.course / "reports" / "class-report.html"
+    ran = type_until(page, "which nbgrader && nbgrader export && python -m mlmcourse report",
+                     lambda: target.is_file() and target.read_text().count("\n") >= 5
+                     and report.is_file())
     page.wait_for_timeout(500)
     shoot(page, "11-ta-export-terminal")
+    assert ran, "nbgrader export and the report in the TA's terminal wrote no grades-lms.csv"
     with target.open(newline="") as handle:
         return list(csv.DictReader(handle))
+
+
+# ---------------------------------------------------------------------------------------------
+# What a student can read: a walk of the whole machine from their terminal and their kernel.
+
+GRADE_FILES = ["gradebook.db", "samples-gradebook.db", "grades.csv", "grades-lms.csv",
+               "class-report.html", "scores.csv"]
+
+
+def secret_lines() -> list[str]:
+    """Lines only the instructor's notebooks hold: from every notebook's solutions and hidden
+    tests, the longest lines that no released notebook holds (quotes and backslashes left out,
+    so a line reads the same inside a notebook's JSON)."""
+    released = "\n".join(p.read_text() for p in (ROOT / "release").rglob("*.ipynb"))
+    needles = []
+    for path in sorted((ROOT / "source" / ASSIGNMENT).glob("*.ipynb")):
+        for kind in ("SOLUTION", "HIDDEN TESTS"):
+            lines = set()
+            for cell in nbio.read(path).cells:
+                inside = False
+                for line in cell.source.splitlines():
+                    if f"### BEGIN {kind}" in line:
+                        inside = True
+                    elif f"### END {kind}" in line:
+                        inside = False
+                    elif inside:
+                        text = line.strip()
+                        if len(text) >= 30 and not {'"', "\\"} & set(text) and (
+                                text not in released):
+                            lines.add(text)
+            needles += sorted(lines, key=len, reverse=True)[:3]
+    return needles
+
+
+def walk_plan(term: Term, user: str, own: str | None = None) -> Path:
+    """The walk's input in the student's home: the needles, the paths a student could know
+    (every file of the repository and of the hub's course, exchange and homes). `own`: the
+    home as the student sees it (in a container: /home/jovyan)."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    known = [str(ROOT / p) for p in tracked]
+    known += [str(ROOT / p) for p in ("gradebook.db", "grades.csv", "grades-lms.csv",
+                                      "build/samples-gradebook.db", "build/site/index.html")]
+    for folder in (term.course, term.hub, *(term.home(u) for u in term.students.values())):
+        known += [str(p) for p in folder.rglob("*") if p.is_file() and not secret_name(term, p)]
+    plan = {"needles": secret_lines(), "known": known, "own": own or str(term.home(user)),
+            "names": GRADE_FILES}
+    assert len(plan["needles"]) >= 6, plan["needles"]
+    home = term.home(user)
+    (home / "walk-plan.json").write_text(json.dumps(plan))
+    shutil.copy2(ROOT / "tests" / "student_walk.py", home / "student_walk.py")
+    for name in ("walk-plan.json", "student_walk.py"):
+        shutil.chown(home / name, home.stat().st_uid, home.stat().st_gid)
+    return home / "walk-plan.json"
+
+
+def secret_name(term: Term, path: Path) -> bool:
+    """A name nbgrader makes unguessable, in a folder students cannot list: a submission's
+    (`<student>+<assignment>+<time>+<random>`) in inbound/, a feedback file's (a hash of the
+    student's own notebook and its time) in feedback/. Knowing it is what those modes deny."""
+    exchange = term.hub / "exchange" / hubctl.COURSE_ID
+    return any(folder in path.parents for folder in (exchange / "inbound", exchange / "feedback"))
+
+
+def begin_walk_in_terminal(term: Term, page, user: str) -> Path:
+    walk_plan(term, user)
+    open_terminal(page, term.base(user))
+    out = term.home(user) / "walk-terminal.json"
+    assert type_until(page, "python3 ~/student_walk.py ~/walk-plan.json ~/.walk.tmp && "
+                      "mv ~/.walk.tmp ~/walk-terminal.json",
+                      lambda: (term.home(user) / ".walk.tmp").exists() or out.exists(), 20)
+    return out
+
+
+def begin_walk_in_kernel(term: Term, page, user: str) -> Path:
+    """The same walk from a notebook's kernel: a notebook of the student's own, Run All."""
+    walk_plan(term, user)
+    notebook = term.home(user) / "walk.ipynb"
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {  # no kernel picker: the default
+        "name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}})
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import os, runpy, sys\n"
+        "sys.argv = ['walk', os.path.expanduser('~/walk-plan.json'),\n"
+        "            os.path.expanduser('~/.walk-kernel.tmp')]\n"
+        "runpy.run_path(os.path.expanduser('~/student_walk.py'), run_name='__main__')\n"
+        "os.rename(os.path.expanduser('~/.walk-kernel.tmp'),\n"
+        "          os.path.expanduser('~/walk-kernel.json'))")]
+    nbformat.write(nb, notebook)
+    shutil.chown(notebook, user)
+    lab.open_notebook(page, term.base(user), "walk.ipynb")
+    lab.run_command(page, lab.RUN_ALL)
+    return term.home(user) / "walk-kernel.json"
+
+
+def walk_result(out: Path, seconds: float = 300) -> dict:
+    deadline = time.monotonic() + seconds
+    while not out.exists():
+        assert time.monotonic() < deadline, f"the student's walk wrote no {out.name}"
+        time.sleep(1)
+    return json.loads(out.read_text())
+
+
+def other_clones(found: list) -> list:
+    """Findings inside another clone of the course on this machine (a developer's, CI's own
+    checkout beside this one): the hub closes its own repository, not every copy a machine
+    holds. A clone is a folder with .git and source/ that is not this repository."""
+    def in_other_clone(path: str) -> bool:
+        for folder in Path(path).parents:
+            if (folder / ".git").exists() and (folder / "source").is_dir():
+                return folder != ROOT
+        return False
+    return [f for f in found if in_other_clone(f[0])]
 
 
 def read_feedback(term: Term, page, user: str, who: str) -> str:
@@ -727,6 +866,21 @@ def test_a_whole_term_on_the_hub(term):
 
     rows = {row["student_id"]: row for row in export_in_terminal(term, ta)}
     lap("TA exported the grades")
+
+    # Everything a student can read, walked from a kernel and from a terminal of theirs (now
+    # that grades, feedback and exports exist): no hidden test, solution, grade or other's work.
+    walks = {"kernel": begin_walk_in_kernel(term, pages[term.students["hostile"]],
+                                            term.students["hostile"]),
+             "terminal": begin_walk_in_terminal(term, pages[term.students["wrong"]],
+                                                term.students["wrong"])}
+    for way, out in walks.items():
+        seen = walk_result(out)
+        print(f"walk from a {way}: {seen['walked']} files seen, {seen['read']} searched")
+        leaks = [f for f in seen["found"] if f not in other_clones(seen["found"])]
+        assert seen["walked"] > 2_000 and seen["read"] > 1_000, seen
+        assert not leaks, f"a student reads from a {way}: {leaks[:20]}"
+    shoot(pages[term.students["wrong"]], "11-student-walk-terminal")
+    lap("students walked the machine")
     for entry in roster_rows(term.ta, [*students, term.newcomer])[1:]:
         row = rows[entry["id"]]
         assert (row["first_name"], row["last_name"], row["email"]) == (
@@ -767,11 +921,109 @@ def test_a_whole_term_on_the_hub(term):
     assert re.search(rf"{term.ta} INFO\] .*[Ee]xport", grading), grading[-2000:]
     assert can_read(term.ta, logs / "grading.log") and can_read(term.ta, logs / "jupyterhub.log")
 
+    # make hub-stop: every user's server, the hub, the proxy (a plain stop leaves them running)
+    proxy = int((term.hub / "state" / "proxy.pid").read_text())
+    done = subprocess.run([sys.executable, str(ROOT / "deploy" / "hub" / "hubctl.py"), "stop",
+                           "--hub", str(term.hub)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    for user in [term.instructor, term.ta, *students]:
+        uid = hubctl.pwd.getpwnam(user).pw_uid
+        assert not processes_of(uid, b"jupyterhub.singleuser"), f"{user}'s server still runs"
+        assert not processes_of(uid, b"ipykernel"), f"{user}'s kernel still runs"
+    assert term.process.process.poll() is not None and not hubctl.hub_running(term.hub)
+    assert not hubctl.command_line(proxy), "the proxy still runs"  # (gone, or a zombie)
+    lap("make hub-stop")
+
     lap("whole term")
     SHOTS.mkdir(parents=True, exist_ok=True)
     report = "".join(f"{name}: {seconds:.1f} s\n" for name, seconds in term.times.items())
     (SHOTS / "times.txt").write_text(report)
     print(report)
+
+
+def test_a_terms_operations_limits_the_culler_and_the_admin():
+    """A student's server runs in the student's cgroup with the role's limits (user_limits.py),
+    measured: a process there that takes 3 GB is killed, two busy processes get one CPU between
+    them. The instructor is the hub's admin. A server left idle is stopped by the culler (here
+    after 20 s; an hour by default). Numbers: build/hub-screenshots/operations.json."""
+    reason = why_not_here()
+    if reason:
+        pytest.skip(reason)
+    sys.path.insert(0, str(ROOT / "deploy" / "hub"))
+    from user_limits import LIMITS, UserCgroups, in_bytes
+
+    if UserCgroups(hubctl.COURSE_ID).why_not():
+        pytest.skip(UserCgroups(hubctl.COURSE_ID).why_not())
+    hub = Path(tempfile.mkdtemp(prefix="mlmcourse-hub-"))
+    os.chmod(hub, 0o755)
+    clone_modes = modes_of_the_clone()
+    measured = {}
+    try:
+        with class_users(f"mlm{secrets.token_hex(3)}") as (instructor, ta, students, _, _):
+            student = students["right"]
+            rows = roster_rows(ta, list(students.values()))
+            hubctl.setup(hub, instructor, notebooks=[NOTEBOOK],
+                         roster=hubctl.read_roster(write_roster(hub / "roster.csv", rows)))
+            with running_hub(hub, {"MLMCOURSE_HUB_IDLE_SECONDS": "20"}):
+                assert hubctl.api(hub, "GET", f"/users/{instructor}")["admin"] is True
+                assert hubctl.api(hub, "GET", f"/users/{ta}")["admin"] is False
+                hubctl.api(hub, "POST", f"/users/{student}/server")
+                started = time.monotonic()
+                uid = hubctl.pwd.getpwnam(student).pw_uid
+                while not (servers := processes_of(uid, b"jupyterhub.singleuser")) or not (
+                        hubctl.api(hub, "GET", f"/users/{student}").get("server")):
+                    assert time.monotonic() - started < 90, "the student's server did not start"
+                    time.sleep(0.3)
+                measured.update(in_the_cgroup(servers[0], student, LIMITS["student"], in_bytes))
+                while hubctl.api(hub, "GET", f"/users/{student}").get("server"):
+                    assert time.monotonic() - started < 120, "the culler left an idle server"
+                    time.sleep(1)
+                measured["culled after (s, idle limit 20 s)"] = round(
+                    time.monotonic() - started, 1)
+                assert not processes_of(uid, b"jupyterhub.singleuser")
+    finally:
+        shutil.rmtree(hub, ignore_errors=True)
+        restore_modes(clone_modes)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "operations.json").write_text(json.dumps(measured, indent=2))
+    print(json.dumps(measured, indent=2))
+
+
+def in_the_cgroup(pid: int, user: str, limits: dict, in_bytes) -> dict:
+    """The server's cgroup and its limits, measured with processes placed beside it."""
+    groups = {}
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for name in controllers.split(","):
+            groups[name] = path
+    memory_path = groups.get("memory") or groups[""]
+    assert memory_path.endswith(f"/{hubctl.COURSE_ID}/{user}"), groups
+    unified = not groups.get("memory")
+    memory = Path("/sys/fs/cgroup") / ("" if unified else "memory") / memory_path.lstrip("/")
+    cpu = Path("/sys/fs/cgroup") / ("" if unified else "cpu") / (
+        groups.get("cpu") or memory_path).lstrip("/")
+    limit = (memory / ("memory.max" if unified else "memory.limit_in_bytes")).read_text()
+    assert int(limit) == in_bytes(limits["mem"]), limit
+
+    def beside(code: str) -> subprocess.CompletedProcess:
+        """Python as the user, in the server's cgroups (root moves the shell, then drops)."""
+        move = " && ".join(f"echo $$ > {g / 'cgroup.procs'}" for g in {memory, cpu})
+        return subprocess.run(["sh", "-c", f"{move} && exec runuser -u {user} -- python3 -c "
+                               f"'{code}'"], capture_output=True, text=True, timeout=120)
+
+    greedy = beside('b = b"x" * (3 << 30); print(len(b))')  # (written: bytes() maps zeros)
+    assert greedy.returncode != 0 and not greedy.stdout, (greedy.returncode, greedy.stdout)
+    busy = beside("import multiprocessing as m, os, time\n"
+                  "def spin():\n    end = time.monotonic() + 3\n"
+                  "    while time.monotonic() < end: pass\n"
+                  "ps = [m.Process(target=spin) for _ in range(2)]\n"
+                  "[p.start() for p in ps]; [p.join() for p in ps]\n"
+                  "t = os.times(); print(t.children_user + t.children_system)")
+    assert busy.returncode == 0, busy.stderr
+    cpus = float(busy.stdout) / 3
+    assert cpus <= limits["cpus"] * 1.15, f"{cpus:.2f} CPUs for two busy processes"
+    return {"memory limit (bytes)": int(limit), "3 GB process": f"killed ({greedy.returncode})",
+            "CPUs two busy processes got (limit 1.0)": round(cpus, 2)}
 
 
 def test_setup_again_keeps_the_instructors_edits_and_a_running_hub_is_left_alone():

@@ -175,6 +175,17 @@ def run_the_term(term) -> None:
     for path, answer in seen["exchange"].items():
         assert isinstance(answer, str) and answer.startswith("refused"), f"{path}: {answer}"
     assert seen["homes"] == ["jovyan"] and not seen["course_folder"], seen
+    # ... and a walk of everything their container lets them read: no hidden test, solution,
+    # grade or other student's work (tests/student_walk.py, as on the Unix-user hub).
+    steps.walk_plan(term, hostile, own=containers.HOME_IN_CONTAINER)
+    inside = containers.HOME_IN_CONTAINER
+    walked = subprocess.run(
+        ["podman", "exec", f"jupyter-{hostile}", "python", f"{inside}/student_walk.py",
+         f"{inside}/walk-plan.json", f"{inside}/walk.json"],
+        capture_output=True, text=True, env=containers.image.podman_env())
+    assert walked.returncode == 0, walked.stderr
+    found = json.loads((term.home(hostile) / "walk.json").read_text())
+    assert found["walked"] > 2_000 and not found["found"], found
 
     ta = pages[term.ta]  # a TA grades, in a container of their own with the course folder
     steps.wait_for_lab(ta, term.ta)

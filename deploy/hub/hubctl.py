@@ -6,6 +6,7 @@ steps). Run as root: the hub starts each user's server as that Unix user.
         [--create-users]
     python deploy/hub/hubctl.py start --hub /srv/mlmcourse-hub
     python deploy/hub/hubctl.py roster --hub /srv/mlmcourse-hub roster.csv [--create-users]
+    python deploy/hub/hubctl.py stop --hub /srv/mlmcourse-hub   (every server, the hub, the proxy)
 
 Who is in the class is kept by the system: the Unix groups <course_id>-staff (the instructor and
 the TAs) and <course_id>-students say who may log in, and the hub groups of the same names which
@@ -21,7 +22,7 @@ the instructor's course files; it refuses while the hub runs):
   course.json  the course id, its instructor and how users' servers run Python;
   roles/       each role's Jupyter configuration (copied from deploy/hub/roles/);
   python/      the course package `mlmcourse` (helpers and the grader; no solutions) and the
-               hub's own module mlmcourse_hub.py (the roster's CSV export, the grading log);
+               hub's own modules (mlmcourse_hub.py: the grading log; formgrader_tab.py);
   exchange/    nbgrader's exchange root (1777, sticky), with the course's inbound/, outbound/
                and feedback/ owned by the staff group, so TAs collect and release too;
   logs/        the hub's, each server's and the grading runs' logs (staff only);
@@ -29,6 +30,10 @@ the instructor's course files; it refuses while the hub runs):
 and the instructor's course folder ~instructor/<course_id> (2770, staff group): source/ with the
 chosen notebooks, nbgrader_config.py (the repository's, which grades through the sandboxed
 engine, plus the hub's exchange) and the gradebook (the class, with names and e-mail).
+
+`setup` and every `start` also close this repository to other users (close_repository), except
+what users' servers run: its .venv, the package mlmcourse/ (no solutions) and the way to the
+hub's folder. What a student can read is decided here, not by the clone's umask.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import os
 import pwd
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -135,6 +141,37 @@ def ensure_group(group: str) -> None:
 
 def reachable_by_others(path: Path) -> bool:
     return all(os.stat(folder).st_mode & 0o001 for folder in [path, *path.parents])
+
+
+# What users' servers run from the repository: its environment and the course package (no
+# solutions). Everything else (source/, the worked edition, the samples and their grades, .git,
+# the tests, whatever one-machine grading left) stays closed to other users.
+OPEN_TO_USERS = (".venv", "mlmcourse")
+
+
+def close_repository(hub: Path) -> list[Path]:
+    """Other users may pass through the repository (not list it) to OPEN_TO_USERS and to the
+    hub's folder, and read nothing else of it; returns what was closed. Symbolic links keep
+    their targets' modes (a link is no way in: its target is checked where it lives)."""
+    keep = {REPO / name for name in OPEN_TO_USERS}
+    hub = hub.resolve()
+    if REPO in hub.parents:
+        keep.add(hub)
+    closed = []
+
+    def close(folder: Path) -> None:
+        os.chmod(folder, (os.stat(folder).st_mode & ~0o007) | 0o001)  # others: pass, no list
+        for entry in sorted(folder.iterdir()):
+            if entry in keep or entry.is_symlink():
+                continue
+            if any(entry in k.parents for k in keep):
+                close(entry)  # on the way to something open
+            elif os.stat(entry).st_mode & 0o007:
+                os.chmod(entry, os.stat(entry).st_mode & ~0o007)
+                closed.append(entry)
+
+    close(REPO)
+    return closed
 
 
 def user_python(hub: Path) -> dict:
@@ -425,6 +462,49 @@ def stop_server(hub: Path, name: str, seconds: float = 60) -> None:
         time.sleep(0.3)
 
 
+def stop_everything(hub: Path, seconds: float = 60) -> list[str]:
+    """`make hub-stop`: every user's server (through the hub, so its database knows), then the
+    hub, then the proxy. A plain stop of the hub leaves servers and proxy running on purpose
+    (a restart keeps every kernel); this is the end of a term, or of a machine's day."""
+    stopped = []
+    pid = hub_pid(hub)
+    if pid is not None:
+        for user in api(hub, "GET", "/users") or []:
+            if user.get("server") or user.get("pending"):
+                stop_server(hub, user["name"], seconds)
+                stopped.append(user["name"])
+        end_process(pid, seconds)
+    try:
+        proxy = int((hub / "state" / "proxy.pid").read_text().strip())
+    except (OSError, ValueError):
+        return stopped
+    if b"configurable-http-proxy" in command_line(proxy):
+        end_process(proxy, seconds)
+    return stopped
+
+
+def command_line(pid: int) -> bytes:
+    """The process's command line; empty when it is gone (or a zombie, gone but not reaped)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def end_process(pid: int, seconds: float) -> None:
+    """SIGTERM, and SIGKILL if it is still there after `seconds`."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + seconds
+    while command_line(pid):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            return
+        time.sleep(0.2)
+
+
 # ---------------------------------------------------------------------------------------------
 # Setting up and starting.
 
@@ -482,6 +562,7 @@ def setup(hub: Path, instructor: str, students: list[str] = (), tas: list[str] =
     for group in (staff_group(), student_group()):
         ensure_group(group)
     prepare_hub_folder(hub)
+    close_repository(hub)
     info = write_course(hub, instructor, spawner)
     if spawner == "containers":
         course = prepare_course(instructor, list(notebooks), hub / "course")
@@ -623,6 +704,7 @@ def start_checks(hub: Path) -> None:
     if hub_running(hub):
         raise HubError(f"the hub is already running (pid {hub_pid(hub)}); "
                        "`hubctl.py roster` changes the class without a restart")
+    close_repository(hub)  # again: a pull or a one-machine grading run may have added files
     rotate(hub / "logs" / "grading.log")
     if on_containers(hub):
         reason = containers().why_not_here()
@@ -633,7 +715,7 @@ def start_checks(hub: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["setup", "start", "roster"])
+    parser.add_argument("action", choices=["setup", "start", "roster", "stop"])
     parser.add_argument("roster_file", nargs="?", type=Path,
                         help="roster: the class as a CSV (id, first_name, last_name, email, role)")
     parser.add_argument("--hub", type=Path, default=REPO / "build" / "hub",
@@ -677,6 +759,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"removed {name} (account, home folder and grades kept)")
             if not hub_running(hub):
                 print("the hub is not running: it loads the class when it starts")
+            return 0
+        if args.action == "stop":
+            require_root()
+            for name in stop_everything(hub):
+                print(f"stopped {name}'s server")
+            print("the hub and its proxy are stopped")
             return 0
         start_checks(hub)
         command, env = hub_command(hub)
