@@ -118,7 +118,7 @@ lint: $(READY_DEV)
 	$(BIN)/python -m ruff check mlmcourse tests samples deploy
 
 # The course on a JupyterHub (deploy/hub/, README "The course on a JupyterHub"): with HUB_ARGS
-# it prepares build/hub for a class list first; then it starts the hub (as root).
+# it prepares /srv/mlmcourse-hub for a class list first; then it starts the hub (as root).
 hub: $(READY_HUB) $(PROXY)
 	@test -z "$(HUB_ARGS)" || $(BIN)/python deploy/hub/hubctl.py setup $(HUB_ARGS)
 	$(BIN)/python deploy/hub/hubctl.py start

@@ -50,7 +50,7 @@ def holds(path: str, needles: list[bytes]) -> str | None:
 def third_party(path: str) -> bool:
     """Another project's installed files (pip's site-packages), the course's own package
     aside: their text is PyPI's, read by name only."""
-    return "/site-packages/" in path and "mlmcourse" not in path
+    return "/site-packages/" in path and "/site-packages/mlmcourse" not in path
 
 
 def walk(plan: dict) -> dict:
@@ -66,10 +66,10 @@ def walk(plan: dict) -> dict:
         seen.add(path)
         if not readable(path):
             return
+        if third_party(path):
+            return
         if os.path.basename(path) in names:
             found.append([path, "a grade file"])
-            return
-        if third_party(path):
             return
         searched += 1
         needle = holds(path, needles)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import runpy
+from pathlib import Path
 
 from conftest import ROOT, copy_course, run_course
 from jupyterhub.spawner import LocalProcessSpawner
@@ -316,3 +317,16 @@ def test_the_grading_log_keeps_grading_runs_at_info_and_above_only():
     assert not kept(f"{site}/nbgrader/exchange/default/list.py")
     assert not kept(f"{site}/nbgrader/server_extensions/assignment_list/handlers.py")
     assert not kept(f"{site}/jupyter_server/serverapp.py")
+
+
+def test_the_hubs_folder_lies_outside_the_repository_which_set_up_closes():
+    """Users' servers run from the hub's runtime/, never from the repository, which set-up and
+    every start close to other users (tests/test_hub.py walks the machine as a student)."""
+    import pytest
+
+    hubctl = runpy.run_path(str(DEPLOY / "hubctl.py"))
+    with pytest.raises(hubctl["HubError"], match="inside the repository"):
+        hubctl["user_python"](ROOT / "build" / "hub")
+    python = hubctl["user_python"](Path("/srv/some-hub"))
+    assert all(not value.startswith(str(ROOT)) for value in python["env"].values()), python
+    assert not python["executable"].startswith(str(ROOT))

@@ -43,6 +43,7 @@ import test_hub as steps  # noqa: E402  (the term's steps: log in, fetch, Valida
 
 pytestmark = [pytest.mark.hub, pytest.mark.browser, pytest.mark.slow, pytest.mark.containers]
 
+the_clone_as_it_was = steps.the_clone_as_it_was  # (autouse: set-up closes the repository)
 SHOTS = ROOT / "build" / "hub-containers-shots"
 CLASS_REPORT = ROOT / "build" / "hub-class" / "class.json"
 CLASS_SIZE = 10

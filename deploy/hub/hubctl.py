@@ -23,6 +23,9 @@ the instructor's course files; it refuses while the hub runs):
   roles/       each role's Jupyter configuration (copied from deploy/hub/roles/);
   python/      the course package `mlmcourse` (helpers and the grader; no solutions) and the
                hub's own modules (mlmcourse_hub.py: the grading log; formgrader_tab.py);
+  runtime/     the venv's packages and Jupyter files (hard links), and the interpreter where
+               users cannot reach it: what users' servers run (the repository is closed);
+  bin/         the venv's commands for the users' interpreter (nbgrader, jupyter, python...);
   exchange/    nbgrader's exchange root (1777, sticky), with the course's inbound/, outbound/
                and feedback/ owned by the staff group, so TAs collect and release too;
   logs/        the hub's, each server's and the grading runs' logs (staff only);
@@ -31,9 +34,9 @@ and the instructor's course folder ~instructor/<course_id> (2770, staff group): 
 chosen notebooks, nbgrader_config.py (the repository's, which grades through the sandboxed
 engine, plus the hub's exchange) and the gradebook (the class, with names and e-mail).
 
-`setup` and every `start` also close this repository to other users (close_repository), except
-what users' servers run: its .venv, the package mlmcourse/ (no solutions) and the way to the
-hub's folder. What a student can read is decided here, not by the clone's umask.
+`setup` and every `start` also close this repository to other users (close_repository): users'
+servers run from the hub's runtime/ (the venv's packages and Jupyter files, hard-linked), its
+python/ and bin/. What a student can read is decided here, not by the clone's umask.
 """
 
 from __future__ import annotations
@@ -143,70 +146,64 @@ def reachable_by_others(path: Path) -> bool:
     return all(os.stat(folder).st_mode & 0o001 for folder in [path, *path.parents])
 
 
-# What users' servers run from the repository: its environment and the course package (no
-# solutions). Everything else (source/, the worked edition, the samples and their grades, .git,
-# the tests, whatever one-machine grading left) stays closed to other users.
-OPEN_TO_USERS = (".venv", "mlmcourse")
+def close_repository() -> None:
+    """Other users may not enter the repository at all (its top folder loses every bit for
+    them): source/, the worked edition, the samples and their grades, .git, whatever
+    one-machine grading leaves there now or later. Users' servers run from the hub's runtime/
+    (install_runtime), outside it; the one-machine sandbox needs no way in for its user."""
+    os.chmod(REPO, os.stat(REPO).st_mode & ~0o007)
 
 
-def close_repository(hub: Path) -> list[Path]:
-    """Other users may pass through the repository (not list it) to OPEN_TO_USERS and to the
-    hub's folder, and read nothing else of it; returns what was closed. Symbolic links keep
-    their targets' modes (a link is no way in: its target is checked where it lives)."""
-    keep = {REPO / name for name in OPEN_TO_USERS}
-    hub = hub.resolve()
-    if REPO in hub.parents:
-        keep.add(hub)
-    closed = []
+def inside_repository(path: Path) -> bool:
+    path = Path(os.path.realpath(path))
+    return path == REPO or REPO in path.parents
 
-    def close(folder: Path) -> None:
-        os.chmod(folder, (os.stat(folder).st_mode & ~0o007) | 0o001)  # others: pass, no list
-        for entry in sorted(folder.iterdir()):
-            if entry in keep or entry.is_symlink():
-                continue
-            if any(entry in k.parents for k in keep):
-                close(entry)  # on the way to something open
-            elif os.stat(entry).st_mode & 0o007:
-                os.chmod(entry, os.stat(entry).st_mode & ~0o007)
-                closed.append(entry)
 
-    close(REPO)
-    return closed
+# The venv's packages that point back into the repository (the editable course package, the
+# tools-on-PATH hook): the runtime has the package's copy in python/ instead.
+NOT_IN_RUNTIME = ("__editable__*", "mlmcourse*", "__pycache__")
 
 
 def user_python(hub: Path) -> dict:
-    """How users' servers run the course's Python: the venv's own interpreter where other users
-    can reach it; else (a Python built under root's home, as pyenv does) a copy of that same
-    interpreter and its standard library in hub/runtime/ (install_runtime), with the venv's
-    packages and Jupyter files on its paths."""
-    venv = Path(sys.prefix)
-    if reachable_by_others(Path(os.path.realpath(sys.executable))):
-        return {"executable": sys.executable, "env": {}}
+    """How users' servers run the course's Python: the venv's base interpreter where other
+    users can reach it (else a copy of it and its standard library), with the venv's packages
+    and Jupyter files from hub/runtime/ (install_runtime), never from the repository."""
+    if inside_repository(hub):
+        raise HubError(f"the hub's folder {hub} is inside the repository, which set-up closes "
+                       "to students: choose one outside it (the default: /srv/mlmcourse-hub)")
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    site = venv / "lib" / version / "site-packages"
-    if not reachable_by_others(site):
-        raise HubError(f"users cannot read {site}: put the repository and its .venv where "
-                       "every user can read them")
+    interpreter = Path(os.path.realpath(sys.executable))
     runtime = hub / "runtime"
-    return {"executable": str(runtime / "bin" / version), "env": {
-        "PYTHONPATH": str(site),
-        "LD_LIBRARY_PATH": str(runtime / "lib"),
-        "JUPYTER_PATH": str(venv / "share" / "jupyter"),
-        "JUPYTER_CONFIG_PATH": str(venv / "etc" / "jupyter"),
-        "JUPYTERLAB_DIR": str(venv / "share" / "jupyter" / "lab"),
-    }}
+    env = {
+        "PYTHONPATH": str(runtime / "site-packages"),
+        "JUPYTER_PATH": str(runtime / "share" / "jupyter"),
+        "JUPYTER_CONFIG_PATH": str(runtime / "etc" / "jupyter"),
+        "JUPYTERLAB_DIR": str(runtime / "share" / "jupyter" / "lab"),
+    }
+    if reachable_by_others(interpreter) and not inside_repository(interpreter):
+        return {"executable": str(interpreter), "env": env, "copied": False}
+    env["LD_LIBRARY_PATH"] = str(runtime / "lib")
+    return {"executable": str(runtime / "bin" / version), "env": env, "copied": True}
 
 
 def install_runtime(hub: Path, python: dict) -> None:
-    """The interpreter, libpython and the standard library (not its site-packages), linked
-    where possible (same file system) or copied: their files are readable by every user, only
-    a folder above them is closed."""
+    """The venv's packages and Jupyter files and, where users cannot reach the interpreter (a
+    pyenv build under /root), the interpreter, libpython and the standard library: linked where
+    possible (same file system) or copied, readable by every user."""
     runtime = hub / "runtime"
     shutil.rmtree(runtime, ignore_errors=True)
-    if not python["env"]:
+    venv = Path(sys.prefix)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    shutil.copytree(venv / "lib" / version / "site-packages", runtime / "site-packages",
+                    symlinks=True, copy_function=_link_or_copy,
+                    ignore=shutil.ignore_patterns(*NOT_IN_RUNTIME))
+    for part in ("share/jupyter", "etc/jupyter"):
+        if (venv / part).is_dir():
+            shutil.copytree(venv / part, runtime / part, symlinks=True,
+                            copy_function=_link_or_copy)
+    if not python.get("copied"):
         return
     base = Path(sys.base_prefix)
-    version = Path(python["executable"]).name
     (runtime / "bin").mkdir(parents=True)
     _link_or_copy(os.path.realpath(base / "bin" / version), runtime / "bin" / version)
     (runtime / "lib").mkdir()
@@ -225,25 +222,26 @@ def _link_or_copy(source, target) -> None:
 
 
 def write_script_wrappers(folder: Path, python: dict) -> None:
-    """The venv's commands (nbgrader, alembic, jupyter...) for users who run the system's Python:
-    the venv's own scripts start the interpreter they cannot reach; `python` and `python3` start
-    the one they can (a TA's terminal runs `python -m mlmcourse report`)."""
+    """The venv's commands (nbgrader, alembic, jupyter...) for users' terminals: the venv's own
+    scripts lie in the closed repository, so each is copied here with the users' interpreter
+    in its first line; `python` and `python3` start that interpreter (a TA's terminal runs
+    `python -m mlmcourse report`). The server's environment gives them the runtime's paths."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir()
-    if not python["env"]:
-        return
     for name in ("python", "python3"):
         wrapper = folder / name
         wrapper.write_text(f'#!/bin/sh\nexec {python["executable"]} "$@"\n')
         wrapper.chmod(0o755)
     venv_python = os.path.realpath(sys.executable)
     for script in sorted(Path(sys.prefix, "bin").iterdir()):
+        if script.is_dir() or script.name.startswith(("python", "activate", "pip")):
+            continue
         with open(script, "rb") as handle:
-            first = handle.readline()
+            first, rest = handle.readline(), handle.read()
         if first.startswith(b"#!") and os.path.realpath(first[2:].strip().decode()) == venv_python:
-            wrapper = folder / script.name
-            wrapper.write_text(f'#!/bin/sh\nexec {python["executable"]} {script} "$@"\n')
-            wrapper.chmod(0o755)
+            copy = folder / script.name
+            copy.write_bytes(f"#!{python['executable']}\n".encode() + rest)
+            copy.chmod(0o755)
 
 
 def copy_with_language_info(notebook: Path, target: Path) -> None:
@@ -562,7 +560,7 @@ def setup(hub: Path, instructor: str, students: list[str] = (), tas: list[str] =
     for group in (staff_group(), student_group()):
         ensure_group(group)
     prepare_hub_folder(hub)
-    close_repository(hub)
+    close_repository()
     info = write_course(hub, instructor, spawner)
     if spawner == "containers":
         course = prepare_course(instructor, list(notebooks), hub / "course")
@@ -704,7 +702,7 @@ def start_checks(hub: Path) -> None:
     if hub_running(hub):
         raise HubError(f"the hub is already running (pid {hub_pid(hub)}); "
                        "`hubctl.py roster` changes the class without a restart")
-    close_repository(hub)  # again: a pull or a one-machine grading run may have added files
+    close_repository()  # again: a fresh clone, or a chmod since set-up
     rotate(hub / "logs" / "grading.log")
     if on_containers(hub):
         reason = containers().why_not_here()
@@ -718,8 +716,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("action", choices=["setup", "start", "roster", "stop"])
     parser.add_argument("roster_file", nargs="?", type=Path,
                         help="roster: the class as a CSV (id, first_name, last_name, email, role)")
-    parser.add_argument("--hub", type=Path, default=REPO / "build" / "hub",
-                        help="the hub's folder (default build/hub)")
+    parser.add_argument("--hub", type=Path, default=Path("/srv/mlmcourse-hub"),
+                        help="the hub's folder, outside the repository (default "
+                        "/srv/mlmcourse-hub)")
     parser.add_argument("--instructor", help="the instructor's Unix user (setup)")
     parser.add_argument("--roster", type=Path, help="the class as a CSV (setup; as `roster`)")
     parser.add_argument("--students", default="", help="comma-separated Unix users (setup)")

@@ -42,7 +42,6 @@ def server_log(logs: Path, name: str):
 def configure(c, hub: Path, course: dict, course_dir: str, role, home) -> None:
     """The spawner's settings (c: the hub's traitlets config; role and home: the hub's)."""
     logs = hub / "logs"
-    venv_bin = Path(sys.executable).parent  # the hub runs in the course's virtual environment
     cgroups = UserCgroups(course["course_id"])
     limited = cgroups.why_not() is None
 
@@ -67,8 +66,8 @@ def configure(c, hub: Path, course: dict, course_dir: str, role, home) -> None:
     c.Spawner.start_timeout = 120
     c.Spawner.http_timeout = 120
     c.Spawner.environment = {
-        # the venv's commands (or, with the system's Python, wrappers of them in bin/) first
-        "PATH": f"{hub / 'bin'}:{venv_bin}:/usr/local/bin:/usr/bin:/bin",
+        # the venv's commands, copied for the users' interpreter (hubctl.write_script_wrappers)
+        "PATH": f"{hub / 'bin'}:/usr/local/bin:/usr/bin:/bin",
         **python["env"],
         "PYTHONPATH": os.pathsep.join(
             filter(None, [str(hub / "python"), python["env"].get("PYTHONPATH")])),
