@@ -254,7 +254,8 @@ def container_hub_config(tmp_path, monkeypatch) -> Config:
     (tmp_path / "course").mkdir()
     hub_config(tmp_path, monkeypatch)  # writes course.json's first version and state/
     course = json.loads((tmp_path / "course.json").read_text())
-    course.update(spawner="containers", image="localhost/mlmcourse:test")
+    course.update(spawner="containers", image="localhost/mlmcourse:test", network={
+        "name": "mlmcourse-0123abcd", "subnet": "10.89.65.0/24", "gateway": "10.89.65.1"})
     (tmp_path / "course.json").write_text(json.dumps(course))
     config = Config()
     runpy.run_path(str(DEPLOY / "jupyterhub_config.py"), {"get_config": lambda: config})
@@ -268,13 +269,15 @@ def test_one_switch_puts_every_server_in_a_container_of_the_course_image(tmp_pat
     assert c.JupyterHub.spawner_class == "dockerspawner.DockerSpawner"
     assert c.JupyterHub.authenticator_class == "pam"
     assert c.JupyterHub.bind_url.startswith("http://127.0.0.1:")  # browsers: the proxy only
-    assert c.JupyterHub.hub_bind_url.startswith("http://10.89.64.1:")
-    assert (tmp_path / "state" / "api_url").read_text().startswith("http://10.89.64.1:")
+    assert c.JupyterHub.hub_bind_url.startswith("http://10.89.65.1:")  # the hub's own bridge
+    assert (tmp_path / "state" / "api_url").read_text().startswith("http://10.89.65.1:")
+    assert c.DockerSpawner.network_name == "mlmcourse-0123abcd"
+    assert c.DockerSpawner.name_template == "mlmcourse-0123abcd-{raw_username}"
     assert c.DockerSpawner.image == "localhost/mlmcourse:test"
     assert c.DockerSpawner.pull_policy == "never" and c.DockerSpawner.remove is True
     services = {s["name"]: s for s in c.JupyterHub.services}
     assert set(services) == {"hubctl", "idle-culler", "podman", "ngshare"}
-    assert services["ngshare"]["url"].startswith("http://10.89.64.1:")
+    assert services["ngshare"]["url"].startswith("http://10.89.65.1:")
     assert "--admins" in services["ngshare"]["command"]
 
     student, staff = Spawner("ann", ["bert_mlm_course-students"]), Spawner(
@@ -330,3 +333,31 @@ def test_the_hubs_folder_lies_outside_the_repository_which_set_up_closes():
     python = hubctl["user_python"](Path("/srv/some-hub"))
     assert all(not value.startswith(str(ROOT)) for value in python["env"].values()), python
     assert not python["executable"].startswith(str(ROOT))
+
+
+def test_two_container_hubs_get_their_own_bridges(tmp_path):
+    """Names from each hub's folder, subnets the first that no podman network uses: a second
+    hub on the machine (another course, a test beside a class) collides with neither."""
+    import sys
+
+    import pytest
+
+    sys.path.insert(0, str(DEPLOY))
+    import containers
+
+    if containers.why_not_here():
+        pytest.skip(containers.why_not_here())
+    first, second = tmp_path / "one", tmp_path / "two"
+    made = []
+    try:
+        for hub in (first, second):
+            network = containers.choose_network(hub)
+            containers.ensure_network(network)
+            made.append(network)
+        assert made[0]["name"] != made[1]["name"] and made[0]["subnet"] != made[1]["subnet"]
+        assert containers.choose_network(first) == made[0], "the same hub keeps its bridge"
+        assert containers.container_name(made[0], "ann") != containers.container_name(
+            made[1], "ann")
+    finally:
+        for network in made:
+            containers.remove_network(network)

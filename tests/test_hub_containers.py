@@ -81,9 +81,11 @@ def container_hub(prefix: str, students: dict[str, str] | None = None):
                                      passwords, rows, browser, process)
                 finally:
                     browser.close()
-                    containers.remove_containers()
+                    containers.remove_containers(container_of(hub, ""))
     finally:
-        containers.remove_containers()
+        if (hub / "course.json").is_file():
+            containers.remove_containers(container_of(hub, ""))
+            containers.remove_network(hubctl.read_course(hub)["network"])
         for user in (students or {}).values():
             hubctl.remove_user(user)
         shutil.rmtree(hub, ignore_errors=True)
@@ -106,9 +108,13 @@ def shots():
     steps.SHOTS_NOW[0] = steps.SHOTS
 
 
-def in_container(user: str, code: str) -> subprocess.CompletedProcess:
+def container_of(hub: Path, user: str) -> str:
+    return containers.container_name(hubctl.read_course(hub)["network"], user)
+
+
+def in_container(hub: Path, user: str, code: str) -> subprocess.CompletedProcess:
     """Python run inside the user's own container, as a terminal of theirs would run it."""
-    return subprocess.run(["podman", "exec", f"jupyter-{user}", "python", "-c", code],
+    return subprocess.run(["podman", "exec", container_of(hub, user), "python", "-c", code],
                           capture_output=True, text=True, env=containers.image.podman_env())
 
 
@@ -169,7 +175,7 @@ def run_the_term(term) -> None:
 
     # The hostile student, in their own container, with their own token: nothing of another.
     hostile, victim = term.students["hostile"], term.students["right"]
-    done = in_container(hostile, PRYING.format(course=hubctl.COURSE_ID,
+    done = in_container(term.hub, hostile, PRYING.format(course=hubctl.COURSE_ID,
                                                assignment=steps.ASSIGNMENT, victim=victim))
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
@@ -181,7 +187,7 @@ def run_the_term(term) -> None:
     steps.walk_plan(term, hostile, own=containers.HOME_IN_CONTAINER)
     inside = containers.HOME_IN_CONTAINER
     walked = subprocess.run(
-        ["podman", "exec", f"jupyter-{hostile}", "python", f"{inside}/student_walk.py",
+        ["podman", "exec", container_of(term.hub, hostile), "python", f"{inside}/student_walk.py",
          f"{inside}/walk-plan.json", f"{inside}/walk.json"],
         capture_output=True, text=True, env=containers.image.podman_env())
     assert walked.returncode == 0, walked.stderr
@@ -214,10 +220,10 @@ def run_the_term(term) -> None:
 # ---------------------------------------------------------------------------------------------
 # Ten students at once.
 
-def peak_memory_bytes(user: str) -> int | None:
+def peak_memory_bytes(hub: Path, user: str) -> int | None:
     """The container's peak memory (cgroup v1 max_usage, or v2 memory.peak), or None."""
     done = subprocess.run(["podman", "inspect", "--format", "{{.State.CgroupPath}}",
-                           f"jupyter-{user}"], capture_output=True, text=True,
+                           container_of(hub, user)], capture_output=True, text=True,
                           env=containers.image.podman_env())
     path = done.stdout.strip()
     for candidate in (f"/sys/fs/cgroup/memory{path}/memory.max_usage_in_bytes",
@@ -268,7 +274,7 @@ def test_a_class_of_ten_validates_and_submits_at_once(shots):
         for user in students.values():
             pages[user].locator("#submitted_assignments_list .list_item").first.wait_for()
         steps.shoot(pages[students["s00-right"]], "20-class-submitted")
-        peaks = {user: peak_memory_bytes(user) for user in students.values()}
+        peaks = {user: peak_memory_bytes(term.hub, user) for user in students.values()}
         CLASS_REPORT.parent.mkdir(parents=True, exist_ok=True)
         times = sorted(seconds.values())
         CLASS_REPORT.write_text(json.dumps({
@@ -282,6 +288,6 @@ def test_a_class_of_ten_validates_and_submits_at_once(shots):
             submitted = term.course / "submitted" / user / steps.ASSIGNMENT
             written = term.home(user) / steps.ASSIGNMENT / f"{steps.NOTEBOOK}.ipynb"
             assert steps.digest(submitted / f"{steps.NOTEBOOK}.ipynb") == steps.digest(written)
-        listing = in_container(students["s00-right"], PRYING.format(
+        listing = in_container(term.hub, students["s00-right"], PRYING.format(
             course=hubctl.COURSE_ID, assignment=steps.ASSIGNMENT, victim=students["s01-wrong"]))
         assert json.loads(listing.stdout)["homes"] == ["jovyan"]

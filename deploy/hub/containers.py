@@ -7,9 +7,12 @@ hub groups, the roster while it runs, the proxy on 127.0.0.1) is the same config
 - Servers: DockerSpawner through podman's Docker API (`podman system service`, run by the hub as
   a managed service on a root-only socket), the image deploy/container/image.py built, one
   container per user (removed when the server stops), with memory and CPU limits per role.
-- Network: the containers sit on a bridge of their own (`mlmcourse`, 10.89.64.0/24); on it the
-  host offers the hub's API and ngshare at the gateway address, and nothing else of the hub
-  listens there. Browsers reach the servers through the proxy, on 127.0.0.1 as before.
+- Network: each hub's containers sit on a bridge of their own, named after the hub's folder
+  (`mlmcourse-<8 hex digits>`) with the first free subnet of 10.89.64.0/18 (both chosen once,
+  at set-up, and kept in course.json), so two container hubs run side by side on one machine
+  (two courses, or a test beside a running class); their containers are named after it too.
+  On the bridge the host offers the hub's API and ngshare at the gateway address, and nothing
+  else of the hub listens there. Browsers reach the servers through the proxy, on 127.0.0.1.
 - Disk: each user's home is <hub>/homes/<user> (uid 1000, the image's `jovyan`); staff also get
   the course folder <hub>/course at ~/<course_id>. No folder is shared with a student.
 - Exchange: ngshare (deploy/hub/ngshare_service.py) as a hub service with its own database in
@@ -20,6 +23,7 @@ hub groups, the roster while it runs, the proxy on 127.0.0.1) is the same config
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -33,8 +37,7 @@ sys.path.insert(0, str(REPO / "deploy" / "container"))
 import image  # noqa: E402  (deploy/container/image.py: the course image and podman's settings)
 from user_limits import LIMITS  # noqa: E402  (memory and CPU per role, declared once)
 
-NETWORK = "mlmcourse"
-SUBNET, GATEWAY = "10.89.64.0/24", "10.89.64.1"
+SUBNETS = [f"10.89.{n}.0/24" for n in range(64, 128)]  # where the hubs' bridges are made
 USER_UID = image.UID
 HOME_IN_CONTAINER = f"/home/{image.USER}"
 ROLES_IN_IMAGE = "/opt/course/roles"
@@ -62,22 +65,66 @@ def podman(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return done
 
 
-def ensure_network() -> None:
-    """The course's bridge with the gateway address on the host before any container runs (the
+def network_name(hub: Path) -> str:
+    """The hub's bridge (and its containers' prefix): named after its folder, so it is the
+    same at every start and differs from any other hub's on the machine."""
+    return "mlmcourse-" + hashlib.sha1(str(hub.resolve()).encode()).hexdigest()[:8]
+
+
+def used_subnets() -> set[str]:
+    names = podman("network", "ls", "--format", "{{.Name}}", check=False).stdout.split()
+    used = set()
+    for name in names:
+        shown = podman("network", "inspect", "--format",
+                       "{{range .Subnets}}{{.Subnet}} {{end}}", name, check=False)
+        used.update(shown.stdout.split())
+    return used
+
+
+def choose_network(hub: Path, course: dict | None = None) -> dict:
+    """The hub's bridge: kept from course.json, else its name and the first subnet no podman
+    network of the machine uses (set-up writes it to course.json)."""
+    if course and course.get("network"):
+        return course["network"]
+    name = network_name(hub)
+    if podman("network", "exists", name, check=False).returncode == 0:
+        subnet = podman("network", "inspect", "--format",
+                        "{{range .Subnets}}{{.Subnet}}{{end}}", name).stdout.strip()
+    else:
+        free = [net for net in SUBNETS if net not in used_subnets()]
+        if not free:
+            raise ContainerError("every subnet of 10.89.64.0/18 is taken by a podman network")
+        subnet = free[0]
+    return {"name": name, "subnet": subnet,
+            "gateway": subnet.rsplit(".", 1)[0] + ".1"}
+
+
+def ensure_network(network: dict) -> None:
+    """The hub's bridge with the gateway address on the host before any container runs (the
     hub listens there); podman attaches the containers to this same bridge."""
-    if podman("network", "exists", NETWORK, check=False).returncode != 0:
-        podman("network", "create", "--subnet", SUBNET, "--gateway", GATEWAY, NETWORK)
+    name, gateway = network["name"], network["gateway"]
+    if podman("network", "exists", name, check=False).returncode != 0:
+        podman("network", "create", "--subnet", network["subnet"], "--gateway", gateway, name)
     bridge = podman("network", "inspect", "--format", "{{.NetworkInterface}}",
-                    NETWORK).stdout.strip()
+                    name).stdout.strip()
     shown = subprocess.run(["ip", "-br", "addr", "show", "dev", bridge], capture_output=True,
                            text=True)
     if shown.returncode != 0:
         subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], check=True)
         shown = subprocess.run(["ip", "-br", "addr", "show", "dev", bridge],
                                capture_output=True, text=True)
-    if f"{GATEWAY}/" not in shown.stdout:
-        subprocess.run(["ip", "addr", "add", f"{GATEWAY}/24", "dev", bridge], check=True)
+    if f"{gateway}/" not in shown.stdout:
+        subprocess.run(["ip", "addr", "add", f"{gateway}/24", "dev", bridge], check=True)
     subprocess.run(["ip", "link", "set", bridge, "up"], check=True)
+
+
+def remove_network(network: dict) -> None:
+    """The hub's bridge, when the hub is gone (tests)."""
+    podman("network", "rm", "-f", network["name"], check=False)
+
+
+def container_name(network: dict, user: str) -> str:
+    return f"{network['name']}-{user}"
 
 
 def prepare(hub: Path) -> str:
@@ -86,11 +133,12 @@ def prepare(hub: Path) -> str:
     Returns the image's tag."""
     tag = image.ensure()
     course = json.loads((hub / "course.json").read_text())
-    if course.get("image") != tag:
-        course["image"] = tag
+    network = choose_network(hub, course)
+    if course.get("image") != tag or course.get("network") != network:
+        course.update(image=tag, network=network)
         (hub / "course.json").write_text(json.dumps(course, indent=2) + "\n")
     font_cache(hub, tag)
-    ensure_network()
+    ensure_network(network)
     return tag
 
 
@@ -133,8 +181,9 @@ def own_for_containers(path: Path) -> None:
     subprocess.run(["chown", "-R", f"{USER_UID}:{USER_UID}", str(path)], check=True)
 
 
-def remove_containers(prefix: str = "jupyter-") -> None:
-    """Stop and remove the hub's user containers (tests; a hub's stop leaves them running)."""
+def remove_containers(prefix: str) -> None:
+    """Stop and remove the hub's user containers (tests; a hub's stop leaves them running):
+    those whose name starts with `prefix` (container_name(network, "")), no other hub's."""
     names = podman("ps", "-a", "--format", "{{.Names}}", check=False).stdout.split()
     for name in names:
         if name.startswith(prefix):
@@ -145,7 +194,8 @@ def configure(c, hub: Path, course: dict, role, ports: dict) -> None:
     """The spawner and the services of the container hub (c: the hub's traitlets config)."""
     course_id = course["course_id"]
     course_in_container = f"{HOME_IN_CONTAINER}/{course_id}"
-    address = f"http://{GATEWAY}"
+    network = course["network"]  # (prepare, before every start, writes it to course.json)
+    address = f"http://{network['gateway']}"
     # The hub's API where containers reach it; the proxy (on the host) uses the same address.
     c.JupyterHub.hub_bind_url = f"{address}:{ports['hub']}"
     ngshare_url = f"{address}:{ports['ngshare']}"
@@ -163,11 +213,12 @@ def configure(c, hub: Path, course: dict, role, ports: dict) -> None:
     c.DockerSpawner.client_kwargs = {"base_url": f"unix://{socket_path(hub)}"}
     c.DockerSpawner.image = course["image"]
     c.DockerSpawner.pull_policy = "never"  # built here (deploy/container/image.py), never pulled
-    c.DockerSpawner.network_name = NETWORK
+    c.DockerSpawner.network_name = network["name"]
     c.DockerSpawner.use_internal_ip = True
     c.DockerSpawner.remove = True  # the home folder stays; the container goes with the server
     c.DockerSpawner.notebook_dir = HOME_IN_CONTAINER
-    c.DockerSpawner.name_template = "jupyter-{raw_username}"  # Unix names: safe as they are
+    # after the hub's bridge, so two hubs' containers of one user differ (Unix names are safe)
+    c.DockerSpawner.name_template = container_name(network, "{raw_username}")
     c.Spawner.default_url = "/lab"
     # a class logging in at once on a small machine: ten containers start together
     c.Spawner.start_timeout = 300

@@ -587,6 +587,9 @@ def write_course(hub: Path, instructor: str, spawner: str = "local") -> dict:
             "spawner": spawner}
     if spawner == "containers":
         info["image"] = containers().image.ensure()  # built here, or found in its cache
+        before = json.loads((hub / "course.json").read_text()) if (
+            hub / "course.json").is_file() else None
+        info["network"] = containers().choose_network(hub, before)  # the hub's own bridge
     (hub / "course.json").write_text(json.dumps(info, indent=2) + "\n")
     return info
 
