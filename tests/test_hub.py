@@ -195,7 +195,8 @@ class HubProcess:
         wait_for(f"{self.url}/hub/login", self.process, self.log)
 
     def stop(self) -> None:
-        lab.stop_server(self.process)
+        if self.process is not None:  # (None: the start failed before the hub ran)
+            lab.stop_server(self.process)
 
 
 @contextlib.contextmanager

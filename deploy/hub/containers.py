@@ -72,8 +72,12 @@ def network_name(hub: Path) -> str:
 
 
 def used_subnets() -> set[str]:
+    """The /24 subnets podman's networks use, and those of the host's own addresses."""
     names = podman("network", "ls", "--format", "{{.Name}}", check=False).stdout.split()
-    used = set()
+    shown = subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True)
+    used = {field.split("/")[0].rsplit(".", 1)[0] + ".0/24"
+            for line in shown.stdout.splitlines() for field in line.split()
+            if "/" in field and field[0].isdigit()}
     for name in names:
         shown = podman("network", "inspect", "--format",
                        "{{range .Subnets}}{{.Subnet}} {{end}}", name, check=False)
@@ -119,8 +123,13 @@ def ensure_network(network: dict) -> None:
 
 
 def remove_network(network: dict) -> None:
-    """The hub's bridge, when the hub is gone (tests)."""
+    """The hub's bridge, when the hub is gone (tests): podman's network and the host's link
+    that ensure_network gave the gateway address."""
+    bridge = podman("network", "inspect", "--format", "{{.NetworkInterface}}",
+                    network["name"], check=False).stdout.strip()
     podman("network", "rm", "-f", network["name"], check=False)
+    if bridge:
+        subprocess.run(["ip", "link", "del", bridge], capture_output=True)
 
 
 def container_name(network: dict, user: str) -> str:
