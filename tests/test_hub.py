@@ -1031,11 +1031,41 @@ def test_setup_again_keeps_the_instructors_edits_and_a_running_hub_is_left_alone
         pytest.skip(reason)
     hub = Path(tempfile.mkdtemp(prefix="mlmcourse-hub-"))  # users' servers read parts of it
     os.chmod(hub, 0o755)
+    other = Path(tempfile.mkdtemp(prefix="mlmcourse-hub-"))
+    os.chmod(other, 0o755)
     try:
         with class_users(f"mlm{secrets.token_hex(3)}") as (instructor, ta, students, _, _):
             setup_twice(hub, instructor, ta, list(students.values()))
+            a_second_course_beside(hub, other, instructor, ta, list(students.values()))
     finally:
         shutil.rmtree(hub, ignore_errors=True)
+        shutil.rmtree(other, ignore_errors=True)
+        for group in (hubctl.staff_group(SECOND), hubctl.student_group(SECOND)):
+            subprocess.run(["groupdel", group], capture_output=True)
+
+
+SECOND = "mlm_section_two"  # another course id: a second section on the same machine
+
+
+def a_second_course_beside(hub: Path, other: Path, instructor: str, ta: str,
+                           students: list[str]) -> None:
+    """Two courses on one machine: their own groups, course folders and rosters; a roster
+    change of one leaves the other's class alone; one hub folder is one course's."""
+    rows = roster_rows(ta, students[:2])
+    hubctl.setup(other, instructor, notebooks=[NOTEBOOK], course_id=SECOND,
+                 roster=hubctl.read_roster(write_roster(other / "roster.csv", rows)))
+    assert set(students[:2]) == hubctl.group_members(hubctl.student_group(SECOND))
+    assert (hubctl.home(instructor) / SECOND / "nbgrader_config.py").is_file()
+    exchange = other / "exchange" / SECOND
+    assert exchange.stat().st_gid == hubctl.grp.getgrnam(hubctl.staff_group(SECOND)).gr_gid
+    first = hubctl.group_members(hubctl.student_group())
+    hubctl.apply_roster(other, instructor, hubctl.read_roster(
+        write_roster(other / "roster-2.csv", roster_rows(ta, students[:1]))))
+    assert hubctl.group_members(hubctl.student_group(SECOND)) == {students[0]}
+    assert hubctl.group_members(hubctl.student_group()) == first, "the other course changed"
+    with pytest.raises(hubctl.HubError, match="another course needs a hub folder"):
+        hubctl.setup(hub, instructor, notebooks=[NOTEBOOK], course_id=SECOND,
+                     roster=hubctl.read_roster(other / "roster.csv"))
 
 
 def setup_twice(hub: Path, instructor: str, ta: str, students: list[str]) -> None:

@@ -46,6 +46,7 @@ import grp
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import signal
@@ -278,10 +279,10 @@ def members_from_lists(students: list[str], tas: list[str]) -> list[Member]:
     return [*(Member(name, "ta") for name in tas), *(Member(name) for name in students)]
 
 
-def current_class(instructor: str) -> dict[str, str]:
-    """Who is in the class now, as the Unix groups say: user -> role."""
-    staff = group_members(staff_group()) - {instructor}
-    return {**{name: "student" for name in group_members(student_group())},
+def current_class(instructor: str, course_id: str) -> dict[str, str]:
+    """Who is in the class now, as the course's Unix groups say: user -> role."""
+    staff = group_members(staff_group(course_id)) - {instructor}
+    return {**{name: "student" for name in group_members(student_group(course_id))},
             **{name: "ta" for name in staff}}
 
 
@@ -292,26 +293,27 @@ class Change:
     moved: list[Member]  # a student who became a TA, or the other way
 
 
-def plan(instructor: str, members: list[Member]) -> Change:
-    now = current_class(instructor)
+def plan(instructor: str, members: list[Member], course_id: str) -> Change:
+    now = current_class(instructor, course_id)
     wanted = {m.id: m for m in members if m.id != instructor}
     return Change(added=[m for name, m in wanted.items() if name not in now],
                   removed=sorted(name for name in now if name not in wanted),
                   moved=[m for name, m in wanted.items() if name in now and now[name] != m.role])
 
 
-def apply_unix_groups(instructor: str, members: list[Member], change: Change) -> None:
-    for group in (staff_group(), student_group()):
+def apply_unix_groups(instructor: str, members: list[Member], change: Change,
+                      course_id: str) -> None:
+    staff, students = staff_group(course_id), student_group(course_id)
+    for group in (staff, students):
         ensure_group(group)
-    run("usermod", "--append", "--groups", staff_group(), instructor)
+    run("usermod", "--append", "--groups", staff, instructor)
     for member in [*change.added, *change.moved]:
-        keep, drop = ((staff_group(), student_group()) if member.role == "ta"
-                      else (student_group(), staff_group()))
+        keep, drop = (staff, students) if member.role == "ta" else (students, staff)
         run("usermod", "--append", "--groups", keep, member.id)
         if member.id in group_members(drop):
             run("gpasswd", "--delete", member.id, drop)
     for name in change.removed:
-        for group in (staff_group(), student_group()):
+        for group in (staff, students):
             if name in group_members(group):
                 run("gpasswd", "--delete", name, group)
 
@@ -319,14 +321,15 @@ def apply_unix_groups(instructor: str, members: list[Member], change: Change) ->
 def apply_roster(hub: Path, instructor: str, members: list[Member],
                  create_users: bool = False) -> Change:
     """Accounts (created when asked), Unix groups, gradebook, and the running hub's groups."""
-    change = plan(instructor, members)
+    course_id = hub_course_id(hub)
+    change = plan(instructor, members, course_id)
     for member in change.added:
         if create_users:
             full = " ".join(filter(None, [member.first_name, member.last_name]))
             create_user(member.id, full)
         else:
             home(member.id)  # fails, with what to do, before anything changed
-    apply_unix_groups(instructor, members, change)
+    apply_unix_groups(instructor, members, change, course_id)
     course = course_dir(hub, instructor)
     update_gradebook(hub, instructor, course,
                      add=[m for m in members if m.role == "student" and m.id != instructor],
@@ -388,7 +391,7 @@ def update_ngshare(hub: Path, instructor: str, members: list[Member]) -> None:
     staff = [person(Member(instructor, "ta")), *(person(m) for m in members
                                                 if m.role == "ta" and m.id != instructor)]
     students = [person(m) for m in members if m.role == "student" and m.id != instructor]
-    ngshare_roster.apply(db_url, COURSE_ID, staff, students)
+    ngshare_roster.apply(db_url, hub_course_id(hub), staff, students)
 
 
 def ngshare_database(hub: Path) -> tuple[str, str]:
@@ -434,7 +437,8 @@ def sync_hub_groups(hub: Path, instructor: str, change: Change) -> None:
     """The running hub learns the change: new users and their group, removed users deleted
     (their server stops, nobody else's), a user whose role changed gets the other group and
     a stopped server (the next start has the new role's panels)."""
-    groups = {"student": student_group(), "ta": staff_group()}
+    course_id = hub_course_id(hub)
+    groups = {"student": student_group(course_id), "ta": staff_group(course_id)}
     for member in change.added:
         api(hub, "POST", f"/users/{member.id}")
         api(hub, "POST", f"/groups/{groups[member.role]}/users", {"users": [member.id]})
@@ -525,7 +529,7 @@ def on_containers(hub: Path) -> bool:
 
 def course_dir(hub: Path, instructor: str) -> Path:
     """The course folder: the instructor's ~/<course_id>, or hub/course on containers."""
-    return hub / "course" if on_containers(hub) else home(instructor) / COURSE_ID
+    return hub / "course" if on_containers(hub) else home(instructor) / hub_course_id(hub)
 
 
 def read_course(hub: Path) -> dict:
@@ -536,13 +540,30 @@ def read_course(hub: Path) -> dict:
                        "first") from None
 
 
+def hub_course_id(hub: Path) -> str:
+    """The course id the hub was set up for (its groups, course folder, exchange, cgroups)."""
+    return read_course(hub).get("course_id", COURSE_ID)
+
+
+def check_course_id(course_id: str) -> str:
+    """A course id names Unix groups and folders: lower-case letters, digits, _ and -."""
+    if not re.fullmatch(r"[a-z][a-z0-9_-]{0,23}", course_id):
+        raise HubError(f"course id {course_id!r}: use 1-24 lower-case letters, digits, _ or -, "
+                       "starting with a letter (it names the course's Unix groups)")
+    return course_id
+
+
 def setup(hub: Path, instructor: str, students: list[str] = (), tas: list[str] = (),
           notebooks: list[str] = ("01_corruption",), create_users: bool = False,
-          roster: list[Member] | None = None, spawner: str = "local") -> dict:
+          roster: list[Member] | None = None, spawner: str = "local",
+          course_id: str = COURSE_ID) -> dict:
     """Idempotent: a second run changes only what the arguments change, and keeps the course
     folder's files (the instructor's edits) as they are. `spawner`: "local" (each user's server
     a process of their Unix user, the exchange a shared folder) or "containers" (a container
-    of the course image each, the ngshare exchange; deploy/hub/containers.py)."""
+    of the course image each, the ngshare exchange; deploy/hub/containers.py). `course_id`:
+    another course (or section) on the same machine has its own, so its own Unix groups,
+    course folder and roster: a roster change of one course touches nobody of the other."""
+    check_course_id(course_id)
     if spawner not in SPAWNERS:
         raise HubError(f"spawner {spawner!r}: use one of {', '.join(SPAWNERS)}")
     require_root()
@@ -557,21 +578,24 @@ def setup(hub: Path, instructor: str, students: list[str] = (), tas: list[str] =
     home(instructor)
     if read_existing_instructor(hub) not in (None, instructor):
         raise HubError(f"{hub} belongs to the course of {read_existing_instructor(hub)!r}")
-    for group in (staff_group(), student_group()):
+    if (hub / "course.json").is_file() and hub_course_id(hub) != course_id:
+        raise HubError(f"{hub} is the hub of course {hub_course_id(hub)!r}, not {course_id!r}: "
+                       "another course needs a hub folder of its own")
+    for group in (staff_group(course_id), student_group(course_id)):
         ensure_group(group)
-    prepare_hub_folder(hub)
+    prepare_hub_folder(hub, course_id)
     close_repository()
-    info = write_course(hub, instructor, spawner)
+    info = write_course(hub, instructor, spawner, course_id)
     if spawner == "containers":
-        course = prepare_course(instructor, list(notebooks), hub / "course")
+        course = prepare_course(instructor, list(notebooks), course_id, hub / "course")
     else:
-        course = prepare_course(instructor, list(notebooks))
-        prepare_exchange(hub, instructor)
+        course = prepare_course(instructor, list(notebooks), course_id)
+        prepare_exchange(hub, instructor, course_id)
     apply_roster(hub, instructor, members, create_users)
     if spawner == "containers":
         containers().own_for_containers(course)
     else:
-        run("chown", "-R", f"{instructor}:{staff_group()}", str(course))  # the new gradebook
+        run("chown", "-R", f"{instructor}:{staff_group(course_id)}", str(course))  # gradebook
     return info
 
 
@@ -582,8 +606,9 @@ def read_existing_instructor(hub: Path) -> str | None:
         return None
 
 
-def write_course(hub: Path, instructor: str, spawner: str = "local") -> dict:
-    info = {"course_id": COURSE_ID, "instructor": instructor, "python": user_python(hub),
+def write_course(hub: Path, instructor: str, spawner: str = "local",
+                 course_id: str = COURSE_ID) -> dict:
+    info = {"course_id": course_id, "instructor": instructor, "python": user_python(hub),
             "spawner": spawner}
     if spawner == "containers":
         info["image"] = containers().image.ensure()  # built here, or found in its cache
@@ -594,14 +619,14 @@ def write_course(hub: Path, instructor: str, spawner: str = "local") -> dict:
     return info
 
 
-def prepare_hub_folder(hub: Path) -> None:
+def prepare_hub_folder(hub: Path, course_id: str = COURSE_ID) -> None:
     for name, mode in (("", 0o755), ("state", 0o700), ("exchange", 0o1777)):
         (hub / name).mkdir(parents=True, exist_ok=True)
         os.chmod(hub / name, mode)
     # logs/: the hub (root) writes its own and each server's; staff servers add grading.log.
     for name in ("logs", "logs/servers"):
         (hub / name).mkdir(exist_ok=True)
-        os.chown(hub / name, 0, grp.getgrnam(staff_group()).gr_gid)
+        os.chown(hub / name, 0, grp.getgrnam(staff_group(course_id)).gr_gid)
         os.chmod(hub / name, 0o2770 if name == "logs" else 0o2750)
     for name in ("hubctl_token", "proxy_token"):  # the roster service's; the proxy's
         token = hub / "state" / name
@@ -627,14 +652,14 @@ def prepare_hub_folder(hub: Path) -> None:
     subprocess.run(["chmod", "-R", "a+rX,go-w", *readable], check=True)
 
 
-def prepare_exchange(hub: Path, instructor: str) -> None:
+def prepare_exchange(hub: Path, instructor: str, course_id: str = COURSE_ID) -> None:
     """The course's folders in the exchange, made before anybody releases, with the modes
     nbgrader gives them for a group-shared course and the staff group as their group (setgid):
     made by the first staff member to release, they belonged to that user's own group, and a
     TA could not collect ("no read permissions for .../inbound") nor release feedback."""
-    gid = grp.getgrnam(staff_group()).gr_gid
+    gid = grp.getgrnam(staff_group(course_id)).gr_gid
     uid = pwd.getpwnam(instructor).pw_uid
-    course = hub / "exchange" / COURSE_ID
+    course = hub / "exchange" / course_id
     for folder, mode in ((course, 0o2775), (course / "outbound", 0o2775),
                          (course / "inbound", 0o2773), (course / "feedback", 0o2771)):
         folder.mkdir(exist_ok=True)
@@ -650,14 +675,17 @@ if os.environ.get("MLMCOURSE_NGSHARE_URL"):  # a hub of containers: the ngshare 
     use_ngshare(c)
 elif os.environ.get("MLMCOURSE_EXCHANGE"):
     c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
+# the hub's course id (a second course or section on the machine has its own)
+c.CourseDirectory.course_id = os.environ.get("MLMCOURSE_COURSE_ID", c.CourseDirectory.course_id)
 '''
 
 
-def prepare_course(instructor: str, notebooks: list[str], folder: Path | None = None) -> Path:
+def prepare_course(instructor: str, notebooks: list[str], course_id: str = COURSE_ID,
+                   folder: Path | None = None) -> Path:
     """The instructor's course folder: source notebooks, the course config, shared with staff.
     Only what is missing is written: an edited notebook or nbgrader_config.py stays. `folder`:
     the course folder of a container hub (hub/course, every staff container mounts it)."""
-    course = folder or home(instructor) / COURSE_ID
+    course = folder or home(instructor) / course_id
     source = course / "source" / ASSIGNMENT
     source.mkdir(parents=True, exist_ok=True)
     for name in notebooks:
@@ -670,9 +698,9 @@ def prepare_course(instructor: str, notebooks: list[str], folder: Path | None = 
     if folder is not None:
         return course  # (owned by the containers' user: setup hands it over)
     instructor_home = home(instructor)
-    run("chgrp", staff_group(), str(instructor_home))
+    run("chgrp", staff_group(course_id), str(instructor_home))
     os.chmod(instructor_home, 0o710)  # staff may pass through to the course, not list the home
-    run("chown", "-R", f"{instructor}:{staff_group()}", str(course))
+    run("chown", "-R", f"{instructor}:{staff_group(course_id)}", str(course))
     run("chmod", "-R", "u+rwX,g+rwX,o-rwx", str(course))
     run("find", str(course), "-type", "d", "-exec", "chmod", "g+s", "{}", "+")
     return course
@@ -728,6 +756,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tas", default="", help="comma-separated Unix users (setup)")
     parser.add_argument("--notebooks", default="01_corruption,02_stable_log_softmax,"
                         "03_empty_mask_and_gradient,04_experiment,05_why_80_10_10,06_real_bert")
+    parser.add_argument("--course-id", default=COURSE_ID,
+                        help="setup: the course's id (default bert_mlm_course); a second course "
+                        "or section on this machine takes another, and a hub folder and ports "
+                        "of its own (MLMCOURSE_HUB_PORT, _HUB_PORT, _API_PORT, _NGSHARE_PORT)")
     parser.add_argument("--spawner", choices=SPAWNERS, default="local",
                         help="setup: users' servers as their own Unix processes (local) or "
                         "as containers of the course image (containers: podman)")
@@ -743,7 +775,8 @@ def main(argv: list[str] | None = None) -> int:
                                "--students A,B,...")
             roster = read_roster(args.roster) if args.roster else None
             setup(hub, args.instructor, split(args.students), split(args.tas),
-                  split(args.notebooks), args.create_users, roster, args.spawner)
+                  split(args.notebooks), args.create_users, roster, args.spawner,
+                  args.course_id)
             print(f"hub prepared in {hub}; start it with: make hub")
             return 0
         if args.action == "roster":
