@@ -76,13 +76,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_new_class(args: argparse.Namespace) -> int:
-    from mlmcourse.course.roster import RosterError
     from mlmcourse.grader.new_class import new_class
 
     folder = Path(args.folder).expanduser()
     try:
         students = new_class(find_root(), folder, Path(args.roster) if args.roster else None)
-    except (OSError, ValueError, RosterError) as err:
+    except (OSError, ValueError) as err:  # (a RosterError is a ValueError)
         print(f"new-class: {err}", file=sys.stderr)
         return 2
     folder = folder.resolve()

@@ -404,12 +404,16 @@ def ngshare_database(hub: Path) -> tuple[str, str]:
 
 def hub_pid(hub: Path) -> int | None:
     """The running hub's process id (state/jupyterhub.pid, checked against /proc), or None."""
+    pid = pid_in(hub / "state" / "jupyterhub.pid")
+    return pid if pid is not None and b"jupyterhub" in command_line(pid) else None
+
+
+def pid_in(path: Path) -> int | None:
+    """The process id a pid file holds, or None (no file, or no number in it)."""
     try:
-        pid = int((hub / "state" / "jupyterhub.pid").read_text().strip())
-        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        return int(path.read_text().strip())
     except (OSError, ValueError):
         return None
-    return pid if b"jupyterhub" in command else None
 
 
 def hub_running(hub: Path) -> bool:
@@ -476,11 +480,8 @@ def stop_everything(hub: Path, seconds: float = 60) -> list[str]:
                 stop_server(hub, user["name"], seconds)
                 stopped.append(user["name"])
         end_process(pid, seconds)
-    try:
-        proxy = int((hub / "state" / "proxy.pid").read_text().strip())
-    except (OSError, ValueError):
-        return stopped
-    if b"configurable-http-proxy" in command_line(proxy):
+    proxy = pid_in(hub / "state" / "proxy.pid")
+    if proxy is not None and b"configurable-http-proxy" in command_line(proxy):
         end_process(proxy, seconds)
     return stopped
 
@@ -606,8 +607,7 @@ def read_existing_instructor(hub: Path) -> str | None:
         return None
 
 
-def write_course(hub: Path, instructor: str, spawner: str = "local",
-                 course_id: str = COURSE_ID) -> dict:
+def write_course(hub: Path, instructor: str, spawner: str, course_id: str) -> dict:
     info = {"course_id": course_id, "instructor": instructor, "python": user_python(hub),
             "spawner": spawner}
     if spawner == "containers":
@@ -619,7 +619,7 @@ def write_course(hub: Path, instructor: str, spawner: str = "local",
     return info
 
 
-def prepare_hub_folder(hub: Path, course_id: str = COURSE_ID) -> None:
+def prepare_hub_folder(hub: Path, course_id: str) -> None:
     for name, mode in (("", 0o755), ("state", 0o700), ("exchange", 0o1777)):
         (hub / name).mkdir(parents=True, exist_ok=True)
         os.chmod(hub / name, mode)
@@ -652,7 +652,7 @@ def prepare_hub_folder(hub: Path, course_id: str = COURSE_ID) -> None:
     subprocess.run(["chmod", "-R", "a+rX,go-w", *readable], check=True)
 
 
-def prepare_exchange(hub: Path, instructor: str, course_id: str = COURSE_ID) -> None:
+def prepare_exchange(hub: Path, instructor: str, course_id: str) -> None:
     """The course's folders in the exchange, made before anybody releases, with the modes
     nbgrader gives them for a group-shared course and the staff group as their group (setgid):
     made by the first staff member to release, they belonged to that user's own group, and a
@@ -680,7 +680,7 @@ c.CourseDirectory.course_id = os.environ.get("MLMCOURSE_COURSE_ID", c.CourseDire
 '''
 
 
-def prepare_course(instructor: str, notebooks: list[str], course_id: str = COURSE_ID,
+def prepare_course(instructor: str, notebooks: list[str], course_id: str,
                    folder: Path | None = None) -> Path:
     """The instructor's course folder: source notebooks, the course config, shared with staff.
     Only what is missing is written: an edited notebook or nbgrader_config.py stays. `folder`:

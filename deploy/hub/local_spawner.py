@@ -43,22 +43,22 @@ def configure(c, hub: Path, course: dict, course_dir: str, role, home) -> None:
     """The spawner's settings (c: the hub's traitlets config; role and home: the hub's)."""
     logs = hub / "logs"
     cgroups = UserCgroups(course["course_id"])
-    limited = cgroups.why_not() is None
+    no_limits = cgroups.why_not()  # (None: limits can be set here)
 
     class CourseSpawner(LocalProcessSpawner):
         """A process of the user, in the user's cgroup with the role's memory and CPU."""
 
         async def start(self):
             url = await super().start()
-            if limited:
+            if no_limits is None:
                 cgroups.place(self.user.name, self.pid, LIMITS[role(self)])
             return url
 
-    if not limited:
-        print(f"mlmcourse hub: no memory or CPU limit per user here: {cgroups.why_not()}",
+    if no_limits:
+        print(f"mlmcourse hub: no memory or CPU limit per user here: {no_limits}",
               file=sys.stderr)
     c.JupyterHub.spawner_class = CourseSpawner
-    python = course["python"]  # the venv's interpreter, or the system's with the venv's packages
+    python = course["python"]  # the users' interpreter, with the hub's runtime/ (hubctl)
     command = [python["executable"], "-m", "jupyterhub.singleuser"]
     c.Spawner.cmd = command
     c.Spawner.default_url = "/lab"

@@ -258,14 +258,18 @@ LMS_CSV = "grades-lms.csv"  # where nbgrader_config.py's c.ExportPlugin.to does 
 
 
 def export_for_lms(course: GradingConfig | Path) -> Path:
-    """The gradebook as `grades-lms.csv` (`lms_export.RosterCsvExport`, the plugin
-    `nbgrader export` runs too): one row per student of the roster and assignment.
+    """The gradebook as `grades-lms.csv`, through the plugin `nbgrader export` runs: the one
+    nbgrader_config.py names (`c.ExportApp.plugin_class`: the course's
+    `lms_export.RosterCsvExport`, one row per student of the roster and assignment).
 
     The file is nbgrader_config.py's `c.ExportPlugin.to`, relative to the course root."""
-    from mlmcourse.grader.lms_export import RosterCsvExport
+    from traitlets.utils.importstring import import_item
 
     config = GradingConfig.of(course)
-    plugin = RosterCsvExport(config=config.nbgrader_config())
+    settings = config.nbgrader_config()
+    named = settings.ExportApp.get("plugin_class", "nbgrader.plugins.CsvExportPlugin")
+    plugin_class = import_item(named) if isinstance(named, str) else named
+    plugin = plugin_class(config=settings)
     destination = config.root / (plugin.to or LMS_CSV)
     plugin.to = str(destination)
     with config.gradebook() as gradebook:

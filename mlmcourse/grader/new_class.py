@@ -30,7 +30,7 @@ def new_class(course: Path, folder: Path, roster: Path | None = None) -> list[st
     folder = folder.resolve()
     if (folder / "nbgrader_config.py").exists() or (folder / "gradebook.db").exists():
         raise ClassExists(f"{folder} is already a class (its nbgrader_config.py or gradebook.db "
-                          "is there); grade it with `make grade CLASS=" f"{folder}`")
+                          f"is there); grade it with `make grade CLASS={folder}`")
     if folder == course.resolve() or course.resolve() in folder.parents:
         raise ValueError(f"{folder} is inside the course's repository: choose a folder outside "
                          "it (e.g. ~/bert_mlm_class), where the samples cannot mix in")
