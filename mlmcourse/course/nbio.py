@@ -31,6 +31,9 @@ def stable_cell_ids(nb: nbformat.NotebookNode) -> None:
         cell["id"] = candidate
 
 
+# The course's own notebook metadata: {"summary": one sentence for the reading edition}.
+COURSE_METADATA = "mlmcourse"
+
 # Cell metadata that changes on every run: timings, collapsed/scrolled state.
 RUN_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime")
 
@@ -48,10 +51,13 @@ def clean_source_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     nb.nbformat, nb.nbformat_minor = 4, 5
     # Not nbconvert's ClearMetadata: it would keep the author's kernelspec, and every source
     # names the same kernel; cell metadata (nbgrader's, tags) must stay as it is.
+    course = nb.metadata.get(COURSE_METADATA)  # the reader's summary: written, not run-made
     nb.metadata = {
         "kernelspec": dict(KERNELSPEC),
         "language_info": {"name": "python"},
     }
+    if course:
+        nb.metadata[COURSE_METADATA] = course
     clear = ClearOutputPreprocessor(remove_metadata_fields=set(RUN_METADATA))
     nb, _ = clear.preprocess(nb, {})
     for cell in nb.cells:

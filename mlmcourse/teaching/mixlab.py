@@ -23,6 +23,7 @@ import torch
 from matplotlib.figure import Figure
 
 from mlmcourse.teaching.controls import MixControl, Shares, mix_text
+from mlmcourse.teaching.describe import Description, Table, live_caption_html
 from mlmcourse.teaching.experiment import (
     COPIES,
     DEFAULT_SHARES,
@@ -95,6 +96,28 @@ def view_scores(model: ContextAndToken, data: torch.Tensor) -> dict[str, dict[st
                 "exceptions": logp[exception].exp().mean().item(),
             }
     return scores
+
+
+def describe_views(model: ContextAndToken, scores: dict[str, dict[str, float]],
+                   setting: str) -> Description:
+    """The mix panel's picture in words: both views' scores and what the token table holds."""
+    rule, exceptions = V * V * (COPIES - 1), V * V
+    views = [f"{VIEW_TITLES[view]}: accuracy {100 * scores[view]['acc']:.1f}%, NLL "
+             f"{scores[view]['nll']:.3f}, mean p(true center) {scores[view]['rule']:.2f} at the "
+             f"{rule} rule centers and {scores[view]['exceptions']:.2f} at the {exceptions} "
+             "exceptions" for view in VIEWS]
+    token = model.token.detach()
+    own_vote = token[:V].diagonal().mean().item()
+    text = (f"Trained {setting}. " + "; ".join(views) + ". Token table E: a visible token "
+            f"votes for itself with {own_vote:+.2f} on average (the diagonal of rows 0-{V - 1}); "
+            f"the [MASK] row runs from {token[V].min().item():+.2f} to "
+            f"{token[V].max().item():+.2f}.")
+    rows = [(view, f"{100 * scores[view]['acc']:.1f}%", f"{scores[view]['nll']:.3f}",
+             f"{scores[view]['rule']:.2f}", f"{scores[view]['exceptions']:.2f}")
+            for view in VIEWS]
+    return Description("Both views and the token table", text,
+                       Table("each view", ("view", "accuracy", "NLL", "p(true), rule centers",
+                                           "p(true), exceptions"), rows))
 
 
 def train_under_mix(make_mlm_inputs: Callable, masked_lm_loss: Callable, shares: Shares,
@@ -177,10 +200,11 @@ class MixLab:
         self.out = widgets.Output()  # errors land here, in front of the reader
         self.figure = ViewsFigure(Figure(figsize=FIGURE_SIZE, dpi=FIGURE_DPI))
         self.image = widgets.Image(format="jpeg", layout=widgets.Layout(max_width="100%"))
+        self.caption = widgets.HTML()  # what the picture shows, read out after each redraw
         self.model: ContextAndToken | None = None
         self._error_shown = False
         controls = widgets.HBox([widgets.VBox([self.rate, self.seed]), self.mix.widget])
-        self.widget = widgets.VBox([controls, self.summary, self.out, self.image])
+        self.widget = widgets.VBox([controls, self.summary, self.out, self.image, self.caption])
         self._guarded()
 
     def update(self) -> None:
@@ -192,8 +216,12 @@ class MixLab:
             scores = view_scores(self.model, self.data)
             self.figure.update(self.model, scores)
             self.image.value = self.figure.render()
-        self.summary.value = (f"trained on the data with exceptions under <b>{mix_text(shares)}"
-                              f"</b>, selection rate {self.rate.value:g}, seed {self.seed.value}")
+        setting = (f"on the data with exceptions under {mix_text(shares)}, selection rate "
+                   f"{self.rate.value:g}, seed {self.seed.value}")
+        self.summary.value = f"trained {setting}"
+        description = describe_views(self.model, scores, setting)
+        self.image.tooltip = description.name  # the img's title: its accessible name
+        self.caption.value = live_caption_html(description)
 
     def _guarded(self) -> None:
         """Run one update; an exception is shown inside the panel instead of being lost."""
@@ -223,5 +251,6 @@ def show_mix_lab(make_mlm_inputs: Callable, masked_lm_loss: Callable) -> MixLab 
     return lab
 
 
-__all__ = ["ContextAndToken", "MixLab", "ViewsFigure", "exception_data", "show_mix_lab",
+__all__ = ["ContextAndToken", "MixLab", "ViewsFigure", "describe_views", "exception_data",
+           "show_mix_lab",
            "train_under_mix", "view_scores"]

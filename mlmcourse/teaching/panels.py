@@ -23,6 +23,17 @@ from matplotlib.colors import to_rgba_array
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from mlmcourse.teaching.captions import (
+    describe_draws,
+    describe_eval,
+    describe_small_multiples,
+    describe_tables,
+    describe_train_loss,
+    format_nll,
+    mix_label,
+    settings_label,
+)
+from mlmcourse.teaching.describe import attach
 from mlmcourse.teaching.experiment import (
     INITIAL_NLL,
     MAX_FINAL_NLL,
@@ -36,7 +47,6 @@ from mlmcourse.teaching.experiment import (
     Settings,
     acceptance,
     branch_of,
-    normalize_shares,
     run_experiment,
     true_center,
 )
@@ -61,26 +71,6 @@ UNIFORM_GUESS = f"ln {VOCAB_SIZE}"  # INITIAL_NLL, as the figures name it
 
 def _steps(n: int, start: int = 1) -> np.ndarray:
     return np.arange(start, start + n)
-
-
-def format_nll(value: float) -> str:
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
-
-
-def format_lr(lr: float) -> str:
-    """Three significant digits: the log slider's 0.0050118... reads 0.00501."""
-    return f"{lr:.3g}"
-
-
-def mix_label(shares: Sequence[float]) -> str:
-    mask, random, keep = normalize_shares(*shares)
-    return f"{100 * mask:.0f}/{100 * random:.0f}/{100 * keep:.0f}"
-
-
-def settings_label(settings: Settings) -> str:
-    return (f"seed {settings.seed} · lr {format_lr(settings.lr)} · "
-            f"selection {settings.selection_rate:g} · "
-            f"mask/random/keep {mix_label(settings.shares)}")
 
 
 def draw_nll_goal(ax: Axes) -> None:
@@ -398,13 +388,13 @@ def render_png(fig: Figure, dpi: int = DASHBOARD_DPI) -> bytes:
 def plot_train_loss(history: History) -> Figure:
     fig, ax = plt.subplots(figsize=(6.4, 3.4), layout="constrained")
     LossPanel(ax).update(history)
-    return fig
+    return attach(fig, describe_train_loss(history))
 
 
 def plot_eval(history: History) -> Figure:
     fig, (ax_nll, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.4), layout="constrained")
     EvalPanel(ax_nll, ax_acc).update(history)
-    return fig
+    return attach(fig, describe_eval(history))
 
 
 def plot_tables(history: History) -> Figure:
@@ -414,13 +404,13 @@ def plot_tables(history: History) -> Figure:
     panel.update(history)
     fig.colorbar(panel.image, ax=[ax_learned, ax_truth], shrink=0.9, aspect=15,
                  label="probability")
-    return fig
+    return attach(fig, describe_tables(history))
 
 
 def plot_draws(history: History, step: int = 1) -> Figure:
     fig, ax = plt.subplots(figsize=(8.4, 5.0), layout="constrained")
     DrawPanel(ax).update(history, step)
-    return fig
+    return attach(fig, describe_draws(history, step))
 
 
 def plot_dashboard(history: History, step: int = 1) -> Figure:
@@ -448,6 +438,7 @@ def plot_small_multiples(
     fig, axes = plt.subplots(len(rows), n_cols, figsize=(3.3 * n_cols, 2.5 * len(rows)),
                              sharex=True, sharey=True, layout="constrained", squeeze=False)
     x = _steps(len(reference.eval_nll), start=0)
+    described = []
     for r, (name, settings_row) in enumerate(rows):
         for c in range(n_cols):
             ax = axes[r, c]
@@ -458,8 +449,10 @@ def plot_small_multiples(
             result = acceptance(history)
             draw_nll_goal(ax)
             ax.plot(x, reference.eval_nll.numpy(), color="#BBBBBB", lw=3, label="default run")
-            ax.plot(x, history.eval_nll.numpy(), color=LINE_COLOUR, lw=1.5, label="this setting")
+            ax.plot(x, history.eval_nll.numpy(), color=LINE_COLOUR, lw=1.5, ls="--",
+                    label="this setting")
             value = _setting_value(name, settings_row[c])
+            described.append((name, value, result))
             ax.set_title(f"{name} = {value}\n{verdict(result)} · NLL "
                          f"{format_nll(result.final_nll)} · "
                          f"acc {100 * result.final_accuracy:.0f}%", fontsize=9,
@@ -472,7 +465,7 @@ def plot_small_multiples(
     axes[0, 0].legend(fontsize=8, loc="lower left", frameon=False)
     fig.suptitle("One slider at a time, the others at their defaults "
                  f"({settings_label(Settings())})", fontsize=10)
-    return fig
+    return attach(fig, describe_small_multiples(described))
 
 
 def _setting_value(name: str, settings: Settings) -> str:

@@ -16,6 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
+from mlmcourse.teaching.describe import Description, Table, attach
 from mlmcourse.teaching.experiment import branch_of
 from mlmcourse.teaching.palette import (
     BRANCH_COLOURS,
@@ -206,7 +207,48 @@ def plot_corruption_grid(
     if title:
         ax.set_title(title, fontsize=11, loc="left")
     _add_legend(fig, ax, np.bincount(outcome.ravel(), minlength=4), bool(flags.any()))
-    return fig
+    return attach(fig, describe_grid(names, outcome, draws_np, flags))
+
+
+def _site(row: int, col: int) -> str:
+    return f"({row}, {col})"
+
+
+def _branch_phrase(code: int, was: str, shown: str, draw: float) -> str:
+    """'cat' becomes [MASK] (u = 0.10, [MASK]): what the encoder sees, whatever the rule says."""
+    change = "stays" if shown == was else "becomes"
+    branch = OUTCOME_NAMES[code].split("  ")[0]
+    return f"{_site_word(was)} {change} {_site_word(shown)} (u = {format_draw(draw)}, {branch})"
+
+
+def _site_word(word: str) -> str:
+    return word if word == "[MASK]" else f"'{word}'"
+
+
+def describe_grid(names: dict, outcome: np.ndarray, draws: np.ndarray,
+                  flags: np.ndarray) -> Description:
+    """The grid in words: each selected site, its draw and what the encoder sees, and every
+    site that does not hold what the rule puts there (the grid's dashed borders)."""
+    B, L = outcome.shape
+    sites = [(r, c) for r in range(B) for c in range(L) if outcome[r, c] != UNSELECTED]
+    parts = [f"Corruption of a {B} x {L} batch: {len(sites)} of {B * L} sites selected"]
+    parts += [_site(r, c) + " " + _branch_phrase(int(outcome[r, c]), names["was"][r][c],
+                                                 names["shown"][r][c], float(draws[r, c]))
+              for r, c in sites]
+    text = "; ".join(parts) + ". Unselected sites are unchanged."
+    wrong = [(r, c) for r in range(B) for c in range(L) if flags[r, c]]
+    if wrong:
+        text += f" {len(wrong)} site{'s' if len(wrong) > 1 else ''} not as the rule says: " + \
+            "; ".join(f"{_site(r, c)} holds {_site_word(names['shown'][r][c])}, the rule puts "
+                      f"{_site_word(names['rule'][r][c])}" for r, c in wrong) + "."
+    else:
+        text += " Every site holds what the 80/10/10 rule puts there."
+    rows = [(_site(r, c), names["was"][r][c], format_draw(float(draws[r, c])),
+             OUTCOME_NAMES[int(outcome[r, c])].split("  ")[0], names["shown"][r][c],
+             names["rule"][r][c]) for r, c in sites]
+    table = Table("the selected sites", ("site (b, t)", "original", "draw u", "branch",
+                                         "encoder sees", "rule puts"), rows)
+    return Description("Corruption grid", text, table)
 
 
 # How marked_sentences marks the site of each branch: in characters, so no colour is needed.

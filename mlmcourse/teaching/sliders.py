@@ -20,7 +20,9 @@ from dataclasses import replace
 
 from matplotlib.figure import Figure
 
+from mlmcourse.teaching.captions import describe_dashboard
 from mlmcourse.teaching.controls import MixControl
+from mlmcourse.teaching.describe import live_caption_html
 from mlmcourse.teaching.experiment import History, Settings, acceptance, run_experiment
 from mlmcourse.teaching.panels import DASHBOARD_DPI, DASHBOARD_SIZE, Dashboard, badge_html
 
@@ -56,6 +58,7 @@ class SliderPanel:
         self.fig = Figure(figsize=DASHBOARD_SIZE, dpi=DASHBOARD_DPI)
         self.dashboard = Dashboard(self.fig, blit=True)
         self.image = widgets.Image(format="jpeg", layout=widgets.Layout(max_width="100%"))
+        self.caption = widgets.HTML()  # what the picture shows, read out after each redraw
         self.history: History | None = None
         self._error_shown = False
         self.runs = [self.rate, self.seed, self.lr]
@@ -65,7 +68,8 @@ class SliderPanel:
         self.reset.on_click(self._on_reset)
         left = widgets.VBox([self.rate, self.seed, self.lr, self.step, self.reset])
         right = self.mix.widget
-        self.widget = widgets.VBox([widgets.HBox([left, right]), self.badge, self.out, self.image])
+        self.widget = widgets.VBox([widgets.HBox([left, right]), self.badge, self.out, self.image,
+                                    self.caption])
         self._guarded(self.update)
 
     def settings(self) -> Settings:
@@ -81,6 +85,9 @@ class SliderPanel:
         assert self.history is not None
         self.dashboard.update(self.history, self.step.value)
         self.image.value = self.dashboard.render()
+        description = describe_dashboard(self.history, self.step.value)
+        self.image.tooltip = description.name  # the img's title: its accessible name
+        self.caption.value = live_caption_html(description)
         self.badge.value = badge_html(acceptance(self.history), self.history.settings)
 
     def _guarded(self, action: Callable[[], None]) -> None:
