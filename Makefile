@@ -8,6 +8,8 @@ READY_HUB := $(VENV)/.installed-hub
 NB     ?=
 # The hub's proxy (configurable-http-proxy), pinned by deploy/hub/package-lock.json, from npm.
 PROXY  := build/node/node_modules/.bin/configurable-http-proxy
+# The browser tests' accessibility checker (axe-core), pinned by tests/browser/package-lock.json.
+AXE    := build/axe/node_modules/axe-core/axe.min.js
 HUB_ARGS ?=
 ROSTER ?=
 # A class of your own (make new-class): grade, export, report and lab-ta work on it; without
@@ -71,10 +73,17 @@ $(PROXY): deploy/hub/package.json deploy/hub/package-lock.json
 	npm ci --prefix build/node --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# A test tool apart from the hub's proxy: the hub never installs it.
+$(AXE): tests/browser/package.json tests/browser/package-lock.json
+	mkdir -p build/axe
+	cp tests/browser/package.json tests/browser/package-lock.json build/axe/
+	npm ci --prefix build/axe --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # The course image builds in the background while the other tests run (mostly downloads and
 # unpacking); a container test that needs it waits for that build (image.py takes a lock).
 test: $(READY_DEV)
-	@command -v npm >/dev/null && $(MAKE) --no-print-directory $(PROXY) || true
+	@command -v npm >/dev/null && $(MAKE) --no-print-directory $(PROXY) $(AXE) || true
 	@mkdir -p build
 	@if command -v podman >/dev/null && [ "$$(id -u)" = 0 ]; then \
 	    echo "building the course image in the background (build/image.log)"; \
