@@ -13,9 +13,11 @@ from conftest import ROOT
 from test_scan import REFLECTIVE
 
 from mlmcourse.build.samples import committed_verdicts, load_samples
+from mlmcourse.grader.verdict import Status
 from mlmcourse.report.build import PAGE, analyse, write_class_report
 from mlmcourse.report.changes import changes, snapshot
 from mlmcourse.report.collect import ClassData, read_autograded, read_notebook, read_release
+from mlmcourse.report.figures import describe_scores, score_histograms
 from mlmcourse.report.groups import cause, class_lines
 from mlmcourse.report.similarity import fingerprints
 
@@ -157,6 +159,37 @@ def test_the_page_and_its_tables(tmp_path, sample_class, report):
     assert sum(int(r["in_group"]) for r in rows) == sum(c.failed for c in report.checks)
     for name in ("scores.csv", "incidents.csv", "similar.csv", "changes.csv"):
         assert (tmp_path / name).is_file()
+    # each histogram is a <figure>: a named picture, what it shows, its counts behind <details>
+    assert "Histogram of scores:" not in text
+    assert text.count("<figure>") == text.count("<img") == len(score_histograms(sample_class))
+    assert "<figcaption><p>Scores of " in text and "<summary>Students per score range: " in text
+
+
+def test_each_histogram_says_what_it_shows(sample_class):
+    """The words and the counts come from the scores the bars draw: the same students, the same
+    median, lowest and highest, the same number under half the points."""
+    histograms = score_histograms(sample_class)
+    assert histograms[0].title == "Assignment total"
+    out_of = sample_class.release.max_scores
+    assert [h.title for h in histograms[1:]] == [n for n in sample_class.release.notebooks
+                                                if out_of[n]]
+    for h in histograms[1:]:
+        scores = [s.submissions[h.title].score for s in sample_class.students.values()
+                  if h.title in s.submissions
+                  and s.submissions[h.title].status is not Status.MISSING]
+        assert h.name == f"Histogram of the scores on {h.title} ({len(scores)} graded)"
+        assert h.text == describe_scores(h.title, scores, out_of[h.title])
+        assert h.text.startswith(f"Scores of {len(scores)} students on {h.title}, out of "
+                                 f"{out_of[h.title]:g}: median ")
+        below = sum(score < out_of[h.title] / 2 for score in scores)
+        assert h.text.endswith(f"highest {max(scores):g}, {below} below half.")
+        assert sum(count for _, count in h.bins) == len(scores)
+        assert h.bins[0][0].startswith("0 to under ")
+        assert h.bins[-1][0].endswith(f" to {out_of[h.title]:g}")  # the top is included
+    assert describe_scores("01_corruption", [3.0, 20.0, 24.0, 11.5], 24) == (
+        "Scores of 4 students on 01_corruption, out of 24: median 15.8, lowest 3, highest 24, "
+        "2 below half.")
+    assert describe_scores("06_real_bert", [], 4).startswith("No graded hand-in of 06_real_bert")
 
 
 def test_changes_since_the_previous_grading(tmp_path, sample_class):
