@@ -1,9 +1,12 @@
 """The panels of notebooks 4 and 5 in JupyterLab: every slider and menu redraws the one figure,
-fast enough."""
+fast enough; and a keyboard alone reaches, opens and moves them (Tab, Enter/Space, arrows), each
+change said to a screen reader."""
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import shutil
 import statistics
 
@@ -180,3 +183,177 @@ def test_every_slider_redraws_the_one_figure(experiment, capsys):
         print(f"\n{notebook}: median {median:.0f} ms from control change to new image "
               f"over {len(timings)} changes (target {TARGET_MS:.0f} ms); written to "
               f"{result.relative_to(ROOT)}")
+
+
+# The keyboard walk: each control of the panel and each choice of the question before it is
+# tagged (data-walk) so that document.activeElement says which one Tab reached.
+TAG_TARGETS = """
+([panel, question]) => {
+    const handles = [...panel.querySelectorAll('.widget-slider .noUi-handle')];
+    const menus = [...panel.querySelectorAll('.widget-dropdown select')];
+    const choices = [...question.querySelectorAll('.jp-RenderedMarkdown details > summary')];
+    handles.forEach((el, i) => { el.dataset.walk = `slider ${i}`; });
+    menus.forEach((el, i) => { el.dataset.walk = `menu ${i}`; });
+    choices.forEach((el, i) => { el.dataset.walk = `choice ${i}`; el.parentElement.open = false; });
+    return [handles.length, menus.length, choices.length];
+}
+"""
+ACTIVE = """() => {
+    const el = document.activeElement;
+    if (!el || el === document.body) return 'body';
+    const classes = String(el.className).split(' ');
+    const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')];
+    const cell = cells.indexOf(el.closest('.jp-Cell'));
+    const where = cell >= 0 ? ` (cell ${cell})` : '';
+    const name = classes.find((c) => c.startsWith('jp-')) || classes[0];
+    return el.dataset.walk || `${el.tagName.toLowerCase()}.${name}${where}`;
+}"""
+LIVE = ".jp-OutputArea-output [role=status]"
+TABS = 80  # Tab presses at most from the question to past the panel
+
+
+def accessible_name(locator) -> str:
+    """What a screen reader calls the control: Chromium's own accessibility tree."""
+    snapshot = locator.aria_snapshot()  # '- slider "seed": 163' or '- slider'
+    match = re.search(r'"((?:[^"\\]|\\.)*)"', snapshot.splitlines()[0] if snapshot else "")
+    return match.group(1) if match else ""
+
+
+def test_the_panel_and_a_question_by_keyboard_alone(experiment):
+    """From the question before the panel (its cell selected), Tab alone reaches each choice,
+    which Enter or Space opens, then every slider and menu of the panel; an arrow key moves each
+    one, which keeps the focus, says its new value in its accessible value, and the panel's live
+    caption (the same role=status element) says what changed. Every problem is listed at once."""
+    page, notebook = experiment
+    short = notebook.split("/")[-1].split("_")[0]
+    if page.locator(f"{lab.NOTEBOOK} .widget-slider").count() == 0:
+        lab.run_all(page)  # run alone: the panel is not there yet
+    panel = page.locator(f"{lab.NOTEBOOK} .widget-slider").first.locator(
+        "xpath=ancestor::div[contains(concat(' ', @class, ' '), ' jp-Cell ')][1]")
+    questions = panel.locator("xpath=preceding-sibling::div[contains(@class, 'jp-MarkdownCell')]"
+                              "[.//details]")
+    if questions.count() == 0:
+        pytest.skip(f"{notebook} asks no question before its panel")
+    question = questions.last
+    sliders, menus, choices = page.evaluate(
+        TAG_TARGETS, [panel.element_handle(), question.element_handle()])
+    assert sliders >= 1 and choices >= 2, (sliders, choices)
+    assert panel.locator(LIVE).count() == 1, (
+        "the panel has no live caption (role=status) to say what a change did")
+    controls = [f"slider {i}" for i in range(sliders)] + [f"menu {i}" for i in range(menus)]
+
+    question.locator(".jp-RenderedMarkdown p").first.click()  # the cell selected, command mode
+    reached, opened, moved, path, problems = set(), [], [], [], []
+    for _ in range(TABS):
+        page.keyboard.press("Tab")
+        target = page.evaluate(ACTIVE)
+        path.append(target)
+        if target in reached:
+            continue
+        reached.add(target)
+        control = page.locator(f"[data-walk='{target}']")
+        kind = target.split()[0]
+        if kind == "choice" and len(opened) < 2:
+            key = ("Enter", "Space")[len(opened)]
+            page.keyboard.press(key)
+            opened.append(key)
+            if not control.evaluate("summary => summary.parentElement.open"):
+                problems.append(f"{key} on choice '{control.inner_text()}' did not open it")
+            if len(opened) == 1:
+                lab.shoot(page, f"panel-{short}-keyboard-1-question-opened")
+        elif kind in ("slider", "menu"):
+            problems += move_by_keyboard(page, panel, control, target, moved)
+            if len(moved) == 1:  # the panel in view: the moved slider keeps the focus
+                control.evaluate("(el) => el.scrollIntoView({block: 'center'})")
+                lab.shoot(page, f"panel-{short}-keyboard-2-slider-focused")
+        if all(c in reached for c in controls):
+            break
+    missing = [c for c in controls + [f"choice {i}" for i in range(choices)] if c not in reached]
+    if missing:
+        problems.append(f"Tab never reached {missing}; it went: " + " > ".join(path))
+    if opened != ["Enter", "Space"]:
+        problems.append(f"only {opened} reached a choice to open")
+    problems = list(dict.fromkeys(problems))  # one line for what every control does alike
+    assert not problems, (f"{notebook} by keyboard, {len(problems)} problem(s):\n  - "
+                          + "\n  - ".join(problems) + "\nmoved: " + "; ".join(moved))
+
+
+def move_by_keyboard(page, panel, control, target: str, moved: list[str]) -> list[str]:
+    """One arrow key on a focused slider or menu; the problems it shows (none when it worked).
+    Where the focus left the control, it is put back so that the walk goes on from there."""
+    kind = target.split()[0]
+    problems = []
+    name = accessible_name(control)
+    if not name:
+        problems.append(f"{target} ('{label_of(control)}') has no accessible name: a screen "
+                        f"reader says only {control.aria_snapshot().splitlines()[0]!r}")
+    name = name or label_of(control)
+    before = [control_value(control, kind), caption(panel)]
+    region = panel.locator(LIVE).element_handle()
+    press = slider_key(control) if kind == "slider" else menu_key(control)
+    page.keyboard.press(press)
+    try:
+        page.wait_for_function(
+            f"([el, panel, before]) => ({VALUE_JS}) !== before[0] && ({CAPTION_JS}) !== before[1]",
+            arg=[control.element_handle(), panel.element_handle(), before],
+            timeout=10_000, polling=50)
+    except PlaywrightTimeout:
+        problems.append(f"{press} on '{name}' ({target}) changed neither its value "
+                        f"({before[0]!r}) nor the live caption; the focus went to "
+                        f"{page.evaluate(ACTIVE)}")
+    else:
+        said = control_value(control, kind)
+        moved.append(f"{name}: {before[0]} -> {said}")
+        shown = readout_of(control) if kind == "slider" else said
+        if not same_number(said, shown):
+            problems.append(f"'{name}' shows {shown!r} but a screen reader says {said!r} "
+                            "(aria-valuetext)")
+        if not region.evaluate("(el) => el.isConnected"):
+            problems.append(
+                "a change replaces the live caption by a new element: a screen reader announces "
+                "a change inside a live region it already knows, not a region put in place of "
+                "the old one (keep the role=status element, change its text)")
+    if page.evaluate(ACTIVE) != target:
+        if not any(press in p for p in problems):
+            problems.append(f"{press} on '{name}' moved the focus to {page.evaluate(ACTIVE)}")
+        control.focus()
+    return problems
+
+# A slider's accessible value (what a screen reader says it is), or a menu's chosen option.
+VALUE_JS = ("el.tagName === 'SELECT' ? el.value : "
+            "(el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow'))")
+
+
+CAPTION_JS = f"(panel.querySelector('{LIVE}')?.textContent || '').trim()"
+
+
+def caption(panel) -> str:
+    return panel.evaluate(f"(panel) => {CAPTION_JS}")
+
+
+def label_of(control) -> str:
+    """The label a sighted user sees beside the control (ipywidgets' .widget-label)."""
+    return control.evaluate("(el) => el.closest('.widget-inline-hbox')"
+                            "?.querySelector('.widget-label')?.textContent || ''")
+
+
+def readout_of(slider) -> str:
+    return slider.evaluate("(el) => el.closest('.widget-slider')"
+                           "?.querySelector('.widget-readout')?.textContent.trim() || ''")
+
+
+def same_number(said: str, shown: str) -> bool:
+    try:
+        return math.isclose(float(said), float(shown), rel_tol=1e-3, abs_tol=1e-9)
+    except ValueError:
+        return said.strip() == shown.strip()
+
+
+def control_value(control, kind: str) -> str:
+    return control.evaluate(f"(el) => {VALUE_JS}")
+
+
+def menu_key(menu) -> str:
+    """Down to the next choice, or up from the last one."""
+    last = menu.evaluate("(el) => el.selectedIndex === el.options.length - 1")
+    return "ArrowUp" if last else "ArrowDown"
