@@ -1,9 +1,12 @@
-"""The site's static widget snapshot draws every control of the saved panels (no browser)."""
+"""The site's static widget snapshot draws every control of the saved panels (no browser):
+each control labelled, each picture named, never a placeholder."""
 
-from mlmcourse.build.site import widget_snapshot
+import pytest
+
+from mlmcourse.build.snapshots import UndescribedFigure, output_html, widget_snapshot
 
 
-def test_a_saved_dropdown_shows_its_chosen_option():
+def test_a_saved_dropdown_shows_its_chosen_option_under_its_label():
     state = {
         "box": {"model_name": "VBoxModel", "state": {"children": ["IPY_MODEL_mix"]}},
         "mix": {"model_name": "DropdownModel",
@@ -11,6 +14,49 @@ def test_a_saved_dropdown_shows_its_chosen_option():
                           "_options_labels": ["100/0/0", "80/10/10", "custom"]}},
     }
     html = widget_snapshot(state, "box")
-    assert "<select disabled>" in html
+    assert '<label class="mlm-slider-label" for="mlm-w-mix">mix</label>' in html
+    assert '<select id="mlm-w-mix" disabled>' in html
     assert "<option selected>80/10/10</option>" in html
-    assert html.count("<option") == 3 and ">mix<" in html
+    assert html.count("<option") == 3
+
+
+def test_a_saved_slider_has_a_label_and_says_its_value():
+    state = {"lr": {"model_name": "FloatLogSliderModel",
+                    "state": {"description": "lr", "value": 0.08, "base": 10, "min": -3,
+                              "max": 0.5, "step": 0.05, "readout_format": ".3g"}}}
+    html = widget_snapshot(state, "lr")
+    assert '<label class="mlm-slider-label" for="mlm-w-lr">lr</label>' in html
+    assert 'id="mlm-w-lr"' in html and 'aria-valuetext="0.0800"' in html
+
+
+def test_a_saved_picture_is_named_by_its_tooltip_and_an_unnamed_one_stops_the_build():
+    image = {"model_name": "ImageModel",
+             "state": {"format": "jpeg", "value": "AAAA", "tooltip": "Experiment dashboard"}}
+    assert 'alt="Experiment dashboard"' in widget_snapshot({"image": image}, "image")
+    image["state"]["tooltip"] = None
+    with pytest.raises(UndescribedFigure, match="widget image has no name"):
+        widget_snapshot({"image": image}, "image")
+
+
+def test_an_output_shows_its_figure_html_and_a_bare_picture_is_refused():
+    figure = '<figure class="mlm-figure"><img alt="A line"><figcaption>…</figcaption></figure>'
+    assert output_html({"data": {"text/html": figure, "image/png": "AAAA"}}, "x") == figure
+    with pytest.raises(UndescribedFigure, match="cell 3: a picture with no description"):
+        output_html({"data": {"image/png": "AAAA", "text/plain": "<Figure size 640x480>"}},
+                    "cell 3")
+
+
+def test_the_site_names_each_notebook_cell_whose_picture_has_no_description():
+    import nbformat
+
+    from mlmcourse.build.snapshots import undescribed_figures
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# A"),
+        nbformat.v4.new_code_cell("plot()", outputs=[nbformat.v4.new_output(
+            "display_data", {"image/png": "AAAA", "text/plain": "<Figure>"})]),
+        nbformat.v4.new_code_cell("show()", outputs=[nbformat.v4.new_output(
+            "display_data", {"image/png": "AAAA", "text/html": "<figure>…</figure>"})]),
+    ])
+    nb.cells[1].execution_count = 4
+    assert undescribed_figures(nb, "07_x.ipynb") == ["07_x.ipynb cell 1 (counting from 0; In [4])"]

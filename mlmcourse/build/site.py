@@ -9,19 +9,21 @@ fetched from the internet when a page is read:
 - equations are typeset by a local copy of MathJax 3 (its single-file TeX-to-SVG build, from the
   pinned `django-static-mathjax` package), copied next to the pages: SVG output draws glyphs
   from paths inside that one script, so there are no font files to go missing;
-- a live widget needs a kernel, so its saved state is drawn as a static snapshot (the sliders
-  at their saved values and the saved image), with a note on how to run it for real;
+- a live widget needs a kernel, so its saved state is drawn as a static snapshot
+  (:mod:`mlmcourse.build.snapshots`), with a note on how to run it for real;
+- every figure is the notebook's own ``<figure>`` (alt text, a caption from its data); a
+  picture without a description stops the build;
+- the search box in the sidebar reads a prebuilt index (:mod:`mlmcourse.build.search_index`);
 - the scripts nbconvert would load from CDNs (require.js, the widget manager, mermaid) are
   left out.
 
-The page and index templates, their CSS and the MathJax configuration are Jinja files in
-mlmcourse/build/templates/ (package data).
+The page and index templates, the sidebar, their CSS and scripts (search, keyboard-scrollable
+code) and the MathJax configuration are files in mlmcourse/build/templates/ (package data).
 """
 
 from __future__ import annotations
 
 import html
-import math
 import re
 import shutil
 from dataclasses import dataclass
@@ -30,8 +32,10 @@ from pathlib import Path
 import nbformat
 from jinja2 import Environment, FileSystemLoader
 
+from mlmcourse.build.search_index import plain_text, write_search_index
+from mlmcourse.build.snapshots import UndescribedFigure, snapshot_widgets, undescribed_figures
 from mlmcourse.course.layout import ASSIGNMENT, find_root
-from mlmcourse.course.nbio import WIDGET_STATE
+from mlmcourse.course.nbio import COURSE_METADATA
 
 SITE = Path("build") / "site"
 NOTEBOOKS = "notebooks"
@@ -40,12 +44,11 @@ MATHJAX_DIR = "mathjax"
 MATHJAX_SCRIPT = "tex-svg-full.js"  # MathJax 3: TeX input, SVG output, every TeX extension
 DOWNLOADS = "downloads"  # downloads/worked/NN.ipynb and downloads/release/NN.ipynb
 TOC_MARK = "<!--mlm-toc-->"  # where the page's table of contents goes once it is rendered
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-SNAPSHOT_NOTE = (
-    "A snapshot of the interactive panel as saved when this edition was built. The sliders "
-    "need a running kernel: open <code>notebooks/{name}</code> in JupyterLab "
-    "(<code>make lab</code>) and run all cells to move them."
-)
+# nbconvert makes every cell and output a Tab stop with no name; the page's script
+# (templates/mlm_scroll.js) makes a named region of each one that actually scrolls instead.
+_UNNAMED_TAB_STOP = re.compile(
+    r'(<div class="[^"]*\b(?:jp-Cell-inputWrapper|jp-OutputArea-output)\b[^"]*"[^>]*?)'
+    r' tabindex="0"')
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class Page:
     number: int
     stem: str
     title: str
-    summary: str  # markdown: one sentence from the notebook's first paragraph
+    summary: str  # markdown: one sentence for a reader, from the notebook's metadata
 
     @property
     def html_name(self) -> str:
@@ -81,20 +84,14 @@ def notebook_title(nb: nbformat.NotebookNode, fallback: str) -> str:
     return fallback
 
 
-def notebook_summary(nb: nbformat.NotebookNode) -> str:
-    """One sentence of the first paragraph (not a heading or a quote): the one saying what
-    the notebook does ('In this notebook ...', 'Here ...') when there is one, else the first."""
-    paragraphs = re.split(r"\n\s*\n", _first_markdown(nb))
-    for paragraph in paragraphs:
-        text = paragraph.strip()
-        if not text or text.startswith(("#", ">", "**Points", "|", "-", "*  ")):
-            continue
-        sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z`*$])", " ".join(text.split()))
-        for sentence in sentences:
-            if re.match(r"(In this notebook|Here)\b", sentence):
-                return sentence
-        return sentences[0]
-    return ""
+def notebook_summary(nb: nbformat.NotebookNode, name: str) -> str:
+    """The sentence the course wrote for a reader: what the notebook teaches."""
+    summary = nb.metadata.get(COURSE_METADATA, {}).get("summary", "").strip()
+    if not summary:
+        raise ValueError(f"{name} has no summary for the index: add one sentence saying what "
+                         f'it teaches to its source\'s metadata, "{COURSE_METADATA}": '
+                         '{"summary": ...}, and run make build')
+    return summary
 
 
 def read_pages(folder: Path) -> list[tuple[Page, nbformat.NotebookNode]]:
@@ -102,135 +99,9 @@ def read_pages(folder: Path) -> list[tuple[Page, nbformat.NotebookNode]]:
     for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(str(path), as_version=4)
         page = Page(int(path.name[:2]), path.stem, notebook_title(nb, path.stem),
-                    notebook_summary(nb))
+                    notebook_summary(nb, path.name))
         pages.append((page, nb))
     return pages
-
-
-# ---------------------------------------------------------------------------------------------
-# Saved widget state, drawn without a widget manager
-
-
-def _model_ref(value: object) -> str | None:
-    if isinstance(value, str) and value.startswith("IPY_MODEL_"):
-        return value[len("IPY_MODEL_"):]
-    return None
-
-
-def _buffer(model: dict, key: str) -> str | None:
-    for buffer in model.get("buffers", []):
-        if buffer.get("path") == [key] and buffer.get("encoding") == "base64":
-            return buffer["data"]
-    value = model["state"].get(key)
-    return value if isinstance(value, str) and value else None
-
-
-def _slider_html(name: str, state: dict) -> str:
-    low, high, step, value = (state.get(k) for k in ("min", "max", "step", "value"))
-    if name == "FloatLogSliderModel":
-        base = state.get("base", 10)
-        position = _log(value, base)
-        readout = _readout(value, state.get("readout_format", ".3g"))
-    elif name == "SelectionSliderModel":
-        options = state.get("_options_labels", [])
-        low, high, step, position = 0, max(len(options) - 1, 0), 1, state.get("index", 0)
-        readout = options[position] if options else ""
-    else:
-        position = value
-        readout = _readout(value, state.get("readout_format", "g"))
-    return (
-        '<div class="mlm-slider">'
-        f'<span class="mlm-slider-label">{html.escape(str(state.get("description", "")))}</span>'
-        f'<input type="range" disabled min="{low}" max="{high}" step="{step}" value="{position}">'
-        f'<span class="mlm-slider-readout">{html.escape(readout)}</span></div>'
-    )
-
-
-def _choice_html(state: dict) -> str:
-    """A saved choice widget (the mix menu) as a disabled select showing the chosen option."""
-    options = state.get("_options_labels", [])
-    chosen = state.get("index")
-    items = "".join(
-        f'<option{" selected" if i == chosen else ""}>{html.escape(str(label))}</option>'
-        for i, label in enumerate(options))
-    return (
-        '<div class="mlm-slider">'
-        f'<span class="mlm-slider-label">{html.escape(str(state.get("description", "")))}</span>'
-        f'<select disabled>{items}</select></div>'
-    )
-
-
-def _readout(value: object, spec: str) -> str:
-    """The slider's own readout format (d3-style, e.g. '.2f'), as far as Python shares it."""
-    if re.fullmatch(r"\.\d+g", spec):
-        spec = "#" + spec  # d3's 'g' keeps trailing zeros, like JavaScript's toPrecision
-    try:
-        return format(value, spec)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _log(value: float, base: float) -> float:
-    return math.log(value, base) if value and value > 0 else 0.0
-
-
-def _output_html(output: dict) -> str:
-    data = output.get("data", {})
-    if "image/png" in data:
-        return f'<img alt="figure" src="data:image/png;base64,{"".join(data["image/png"])}">'
-    if "text/html" in data:
-        return "".join(data["text/html"])
-    text = "".join(data.get("text/plain", output.get("text", "")))
-    return f"<pre>{html.escape(text)}</pre>" if text else ""
-
-
-def widget_snapshot(state: dict, model_id: str, depth: int = 0) -> str:
-    """Static HTML for one widget of a saved widget state (boxes, sliders, text, images)."""
-    model = state.get(model_id)
-    if model is None or depth > 20:
-        return ""
-    name, values = model.get("model_name", ""), model.get("state", {})
-    if name in ("VBoxModel", "HBoxModel", "BoxModel", "GridBoxModel", "AccordionModel",
-                "TabModel"):
-        children = [_model_ref(child) for child in values.get("children", [])]
-        inner = "".join(widget_snapshot(state, c, depth + 1) for c in children if c)
-        kind = "mlm-hbox" if name == "HBoxModel" else "mlm-vbox"
-        return f'<div class="{kind}">{inner}</div>'
-    if name.endswith("SliderModel"):
-        return _slider_html(name, values)
-    if name in ("HTMLModel", "HTMLMathModel"):
-        return f'<div class="mlm-html">{values.get("value", "")}</div>'
-    if name == "LabelModel":
-        return f'<div class="mlm-html">{html.escape(str(values.get("value", "")))}</div>'
-    if name == "ImageModel":
-        data = _buffer(model, "value")
-        kind = values.get("format", "png")
-        return f'<img alt="saved panel" src="data:image/{kind};base64,{data}">' if data else ""
-    if name in ("DropdownModel", "SelectModel", "RadioButtonsModel", "ToggleButtonsModel"):
-        return _choice_html(values)
-    if name == "ButtonModel":
-        return f'<button disabled>{html.escape(str(values.get("description", "")))}</button>'
-    if name == "OutputModel":
-        return "".join(_output_html(output) for output in values.get("outputs", []))
-    return ""
-
-
-def snapshot_widgets(nb: nbformat.NotebookNode, notebook_name: str) -> int:
-    """Replace each widget view by a static snapshot of its saved state; drop the state."""
-    saved = nb.metadata.pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    replaced = 0
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            view = output.get("data", {}).get(WIDGET_VIEW)
-            if view is None:
-                continue
-            body = widget_snapshot(saved, view.get("model_id", ""))
-            note = SNAPSHOT_NOTE.format(name=html.escape(notebook_name))
-            output["data"] = {
-                "text/html": f'<div class="mlm-snapshot"><p class="mlm-note">{note}</p>{body}</div>'
-            }
-            replaced += 1
-    return replaced
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,8 +154,8 @@ def copy_downloads(root: Path, site: Path, pages: list[Page]) -> dict[str, list[
     target = site / DOWNLOADS
     if target.exists():
         shutil.rmtree(target)
-    sources = (("worked", root / NOTEBOOKS, "worked notebook"),
-               ("release", root / "release" / ASSIGNMENT, "student release"))
+    sources = (("worked", root / NOTEBOOKS, "the worked notebook"),
+               ("release", root / "release" / ASSIGNMENT, "the student release"))
     links: dict[str, list[dict]] = {page.stem: [] for page in pages}
     for kind, folder, label in sources:
         for page in pages:
@@ -293,7 +164,8 @@ def copy_downloads(root: Path, site: Path, pages: list[Page]) -> dict[str, list[
                 (target / kind).mkdir(parents=True, exist_ok=True)
                 shutil.copy2(notebook, target / kind / notebook.name)
                 links[page.stem].append({"href": f"{DOWNLOADS}/{kind}/{notebook.name}",
-                                         "label": f"{label} (.ipynb)"})
+                                         "label": f"Download {label} {page.number} "
+                                                  "(.ipynb)"})
     return links
 
 
@@ -314,7 +186,7 @@ def toc_html(body: str) -> str:
             f'On this page</p><ul>{"".join(items)}</ul></nav>')
 
 
-def nav_html(pages: list[Page], index: int) -> str:
+def nav_html(pages: list[Page], index: int, label: str = "Previous and next") -> str:
     page = pages[index]
     previous = pages[index - 1] if index > 0 else None
     following = pages[index + 1] if index + 1 < len(pages) else None
@@ -325,7 +197,7 @@ def nav_html(pages: list[Page], index: int) -> str:
     right = ""
     if following:
         right = f'<a href="{following.html_name}">next: {_link_text(following)} &rarr;</a>'
-    return (f'<nav class="mlm-nav"><span>{left}</span>'
+    return (f'<nav class="mlm-nav" aria-label="{label}"><span>{left}</span>'
             f'<span class="mlm-where">{html.escape(part)}</span><span>{right}</span></nav>')
 
 
@@ -355,6 +227,7 @@ def render_page(nb: nbformat.NotebookNode, page: Page, context: dict) -> str:
     resources = {"metadata": {"name": f"{page.number}. {page.title}"}}
     resources.update({f"mlm_{key}": value for key, value in context.items()})
     body, _ = exporter.from_notebook_node(nb, resources=resources)
+    body = _UNNAMED_TAB_STOP.sub(r"\1", body)
     return body.replace(TOC_MARK, toc_html(body), 1)
 
 
@@ -364,6 +237,7 @@ def render_page(nb: nbformat.NotebookNode, page: Page, context: dict) -> str:
 
 def index_html(pages: list[Page], title: str,
                downloads: dict[str, list[dict]] | None = None) -> str:
+    """The learning path, with the sidebar of every page (no notebook marked current)."""
     def entry(page: Page) -> dict:
         return {
             "number": page.number,
@@ -382,6 +256,8 @@ def index_html(pages: list[Page], title: str,
         core=[entry(p) for p in pages if not p.appendix],
         appendices=appendices,
         first_appendix=appendices[0]["number"] if appendices else CORE_LAST + 1,
+        sidebar=sidebar_entries(pages, current=-1), course_title=title,
+        first={"href": pages[0].html_name, "label": _link_text(pages[0])} if pages else None,
     )
 
 
@@ -417,14 +293,24 @@ def build_site(root: Path, out: Path | None = None, log=print) -> list[Path]:
     downloads = copy_downloads(root, site, pages)
     title = course_title(root)
     written = []
+    bare = [where for page, nb in entries for where in undescribed_figures(nb, page.html_name)]
+    if bare:
+        raise UndescribedFigure("pictures with no description: " + ", ".join(bare) + " (show "
+                                "them with mlmcourse.teaching.describe.show_figure)")
+    searchable = []
     for index, (page, nb) in enumerate(entries):
         snapshot_widgets(nb, f"{page.stem}.ipynb")
         target = site / page.html_name
-        context = {"nav": nav_html(pages, index), "sidebar": sidebar_entries(pages, index),
+        context = {"nav": nav_html(pages, index),
+                   "nav_end": nav_html(pages, index, "Previous and next, end of page"),
+                   "sidebar": sidebar_entries(pages, index),
                    "downloads": downloads[page.stem], "mathjax_url": mathjax_url,
                    "course_title": title}
-        target.write_text(render_page(nb, page, context), encoding="utf-8")
+        rendered = render_page(nb, page, context)
+        target.write_text(rendered, encoding="utf-8")
+        searchable.append((page.html_name, plain_text(_link_text(page)), rendered))
         written.append(target)
+    write_search_index(site, searchable)
     index_path = site / "index.html"
     index_path.write_text(index_html(pages, title, downloads), encoding="utf-8")
     written.append(index_path)

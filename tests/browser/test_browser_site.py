@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -116,9 +117,33 @@ def test_index_shows_the_learning_path(site, served, browser_page):
         assert hrefs == [f"{stem}.html" for stem in stems] or (not stems and items.count() == 1)
         for i in range(len(stems)):
             summary = items.nth(i).locator(".summary").inner_text().strip()
-            assert len(summary) > 20, f"{stems[i]} has no one-line summary on the index"
+            written = json.loads((ROOT / "notebooks" / f"{stems[i]}.ipynb").read_text(
+                encoding="utf-8"))["metadata"]["mlmcourse"]["summary"]
+            assert summary == written, f"{stems[i]}: the index should show its written summary"
             downloads = items.nth(i).locator("a.download")
             assert downloads.count() == 2, f"{stems[i]}: the index should offer both downloads"
+    sidebar = page.locator("nav.mlm-sidebar a[href$='.html']")
+    assert sidebar.count() == len(notebooks) + 1, "the index should have the pages' sidebar"
+    assert page.blocked == [] and page.failed == [], (page.blocked, page.failed)
+
+
+def test_the_search_finds_a_word_offline_and_goes_there(site, served, browser_page):
+    page = browser_page
+    open_page(page, served, "index.html")
+    page.get_by_label("Search the course").press_sequentially("logsumexp")
+    count = page.locator("#mlm-search-count")
+    assert count.get_attribute("aria-live") == "polite"
+    assert "sections hold logsumexp" in count.inner_text()
+    hits = page.locator("#mlm-search-results a")
+    hrefs = [hits.nth(i).get_attribute("href") for i in range(hits.count())]
+    assert any(href.startswith("02_stable_log_softmax.html#") for href in hrefs), hrefs
+    lab.shoot(page, "site-5-search")
+    first = next(i for i, href in enumerate(hrefs) if href.startswith("02_"))
+    hits.nth(first).focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/02_stable_log_softmax.html#*")
+    page.get_by_label("Search the course").fill("no such word anywhere")
+    assert count.inner_text().startswith("No section holds")
     assert page.blocked == [] and page.failed == [], (page.blocked, page.failed)
 
 
@@ -289,3 +314,64 @@ def test_saved_widget_state_becomes_a_static_panel(site, served, browser_page):
         assert "JupyterLab" in snapshot.inner_text(), "the snapshot does not say how to run it"
         page.evaluate("document.querySelector('.mlm-snapshot').scrollIntoView({block: 'start'})")
         lab.shoot(page, f"site-3-{notebook.stem}-widget-snapshot")
+        sliders = snapshot.locator("input[type=range]")
+        for i in range(sliders.count()):
+            slider = sliders.nth(i)
+            control = slider.get_attribute("id")
+            assert page.locator(f"label[for='{control}']").is_visible(), f"{control}: no label"
+            assert slider.get_attribute("aria-valuetext"), f"{control}: no aria-valuetext"
+        alts = images.evaluate_all("(imgs) => imgs.map((img) => img.alt.trim())")
+        assert all(alt and alt.lower() not in ("figure", "saved panel") for alt in alts), alts
+
+
+def test_every_page_links_to_the_previous_and_the_next(site, served, browser_page):
+    _, notebooks = site
+    page = browser_page
+    names = ["index.html"] + [f"{nb.stem}.html" for nb in notebooks]
+    for here, name in enumerate(names):
+        open_page(page, served, name)
+        links = page.locator("nav.mlm-nav a")
+        hrefs = {links.nth(i).get_attribute("href") for i in range(links.count())}
+        if here + 1 < len(names):
+            assert names[here + 1] in hrefs, f"{name}: no link to the next page ({hrefs})"
+        if here > 0:
+            assert names[here - 1] in hrefs, f"{name}: no link to the previous page ({hrefs})"
+    open_page(page, served, "index.html")
+    page.locator("nav.mlm-nav a", has_text="next").first.click()
+    page.wait_for_url(served + names[1])
+
+
+def test_a_code_block_that_scrolls_is_reached_and_scrolled_by_keyboard(site, served,
+                                                                       browser_page):
+    """Tab reaches each code block wider than the column (a named region) and the arrow keys
+    scroll it; a block that fits is no Tab stop."""
+    page = browser_page
+    page.set_viewport_size({"width": 1366, "height": 768})  # a common laptop screen
+    try:
+        open_page(page, served, "02_stable_log_softmax.html")
+        regions = page.locator("main [role=region][tabindex='0']")
+        assert regions.count() >= 1, "no long code line scrolls on notebook 2's page"
+        labels = regions.evaluate_all("(els) => els.map((el) => el.getAttribute('aria-label'))")
+        assert all(re.fullmatch(r"(Code|Output) of cell \d+", label) for label in labels), labels
+        stops = page.evaluate("document.querySelectorAll('main [tabindex=\"0\"]').length")
+        assert stops == regions.count(), "a Tab stop in the notebook with no name"
+        page.locator("nav.mlm-nav a").first.focus()
+        for _ in range(300):
+            page.keyboard.press("Tab")
+            if page.evaluate("document.activeElement.getAttribute('role') === 'region'"):
+                break
+        else:
+            pytest.fail("Tab never reached a scrolling code block")
+        for _ in range(5):
+            page.keyboard.press("ArrowRight")
+        assert page.evaluate("document.activeElement.scrollLeft") > 0, "arrows do not scroll it"
+        outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+        assert outline != "none", "the focused code block shows no focus outline"
+        lab.shoot(page, "site-9-code-focus")
+        fits = page.evaluate(
+            "[...document.querySelectorAll('main .jp-InputArea-editor')]"
+            ".filter((e) => Math.max(...e.innerText.split('\\n').map((l) => l.length)) <= 100)"
+            ".every((e) => e.scrollWidth <= e.clientWidth + 1)")
+        assert fits, "a code line of 100 characters or fewer does not fit the column at 1366px"
+    finally:
+        page.set_viewport_size(lab.VIEWPORT)
