@@ -29,13 +29,17 @@ def test_a_saved_slider_has_a_label_and_says_its_value():
     assert 'id="mlm-w-lr"' in html and 'aria-valuetext="0.0800"' in html
 
 
-def test_a_saved_picture_is_named_by_its_tooltip_and_an_unnamed_one_stops_the_build():
-    image = {"model_name": "ImageModel",
-             "state": {"format": "jpeg", "value": "AAAA", "tooltip": "Experiment dashboard"}}
-    assert 'alt="Experiment dashboard"' in widget_snapshot({"image": image}, "image")
-    image["state"]["tooltip"] = None
+def test_a_saved_picture_is_named_by_its_caption_and_an_unnamed_one_stops_the_build():
+    caption = ('<div class="mlm-figure-description" role="status" '
+               'data-figure-name="Experiment dashboard"><p>Run with seed 163.</p></div>')
+    state = {"box": {"model_name": "VBoxModel",
+                     "state": {"children": ["IPY_MODEL_image", "IPY_MODEL_caption"]}},
+             "image": {"model_name": "ImageModel", "state": {"format": "jpeg", "value": "AAAA"}},
+             "caption": {"model_name": "HTMLModel", "state": {"value": caption}}}
+    html = widget_snapshot(state, "box")
+    assert 'alt="Experiment dashboard"' in html and "Run with seed 163." in html
     with pytest.raises(UndescribedFigure, match="widget image has no name"):
-        widget_snapshot({"image": image}, "image")
+        widget_snapshot(state, "image")
 
 
 def test_an_output_shows_its_figure_html_and_a_bare_picture_is_refused():

@@ -2,8 +2,9 @@
 
 A live panel needs a kernel, so the site shows the panel as it was saved when the edition was
 built: the sliders at their values (disabled, each with a visible label, an accessible name and
-its readout as ``aria-valuetext``), the chosen option of the mix menu, the picture (named by the
-widget's ``tooltip``) and its caption (an HTML widget beside it, as the course writes it).
+its readout as ``aria-valuetext``), the chosen option of the mix menu, the picture and its
+caption (an HTML widget beside it whose ``data-figure-name`` names the picture, as
+:func:`mlmcourse.teaching.describe.live_caption_html` writes it).
 Every picture must say what it is: one without a name is a build error, never a placeholder.
 """
 
@@ -87,14 +88,27 @@ def _choice_html(state: dict, model_id: str) -> str:
             f'<select id="{control}" disabled>{items}</select></div>')
 
 
-def _image_html(model: dict, model_id: str) -> str:
+_FIGURE_NAME = re.compile(r'data-figure-name="([^"]*)"')
+
+
+def _figure_name(state: dict, children: list[str]) -> str:
+    """The name a box's caption gives its picture, if one of its children is such a caption."""
+    for child in children:
+        found = _FIGURE_NAME.search(str(state.get(child, {}).get("state", {}).get("value", "")))
+        if found:
+            return html.unescape(found.group(1))
+    return ""
+
+
+def _image_html(model: dict, model_id: str, figure_name: str) -> str:
     data = _buffer(model, "value")
     if not data:
         return ""
-    name = (model["state"].get("tooltip") or "").strip()
+    name = (model["state"].get("tooltip") or figure_name).strip()
     if not name:
-        raise UndescribedFigure(f"the saved picture of widget {model_id} has no name (its "
-                                "tooltip): say what it shows, as the course's panels do")
+        raise UndescribedFigure(f"the saved picture of widget {model_id} has no name: put a "
+                                "caption with data-figure-name beside it, as the course's "
+                                "panels do (mlmcourse.teaching.describe.live_caption_html)")
     kind = model["state"].get("format", "png")
     return f'<img alt="{html.escape(name)}" src="data:image/{kind};base64,{data}">'
 
@@ -126,15 +140,16 @@ def output_html(output: dict, where: str) -> str:
     return f"<pre>{html.escape(text)}</pre>" if text else ""
 
 
-def widget_snapshot(state: dict, model_id: str, depth: int = 0) -> str:
+def widget_snapshot(state: dict, model_id: str, depth: int = 0, figure_name: str = "") -> str:
     """Static HTML for one widget of a saved widget state (boxes, sliders, text, images)."""
     model = state.get(model_id)
     if model is None or depth > 20:
         return ""
     name, values = model.get("model_name", ""), model.get("state", {})
     if name in BOXES:
-        children = [_model_ref(child) for child in values.get("children", [])]
-        inner = "".join(widget_snapshot(state, c, depth + 1) for c in children if c)
+        children = [c for c in map(_model_ref, values.get("children", [])) if c]
+        name = _figure_name(state, children) or figure_name
+        inner = "".join(widget_snapshot(state, c, depth + 1, name) for c in children)
         kind = "mlm-hbox" if name == "HBoxModel" else "mlm-vbox"
         return f'<div class="{kind}">{inner}</div>'
     if name.endswith("SliderModel"):
@@ -144,7 +159,7 @@ def widget_snapshot(state: dict, model_id: str, depth: int = 0) -> str:
     if name == "LabelModel":
         return f'<div class="mlm-html">{html.escape(str(values.get("value", "")))}</div>'
     if name == "ImageModel":
-        return _image_html(model, model_id)
+        return _image_html(model, model_id, figure_name)
     if name in CHOICES:
         return _choice_html(values, model_id)
     if name == "ButtonModel":
