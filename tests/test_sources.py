@@ -169,7 +169,7 @@ def test_questions_have_one_right_choice_each_on_one_line(path):
     for cell in questions:
         gid = grade_id(cell)
         assert cell.cell_type == "markdown" and nbgrader_meta(cell).get("locked"), gid
-        assert cell.source.startswith("#### Predict, then run\n\n**Question.** "), gid
+        assert cell.source.startswith("### Predict, then run\n\n**Question.** "), gid
         choices = [line for line in cell.source.split("\n") if line.startswith("<details>")]
         assert 3 <= len(choices) <= 4, f"{gid}: {len(choices)} choices"
         verdicts = []

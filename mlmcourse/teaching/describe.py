@@ -94,8 +94,12 @@ def figure_html(image_base64: str, description: Description, mime: str = "image/
 
 
 def live_caption_html(description: Description) -> str:
-    """The caption of a picture that changes (a slider panel): read out when it changes."""
-    return (f'<div class="{DESCRIPTION_CLASS}" role="status" aria-live="polite">'
+    """The caption of a picture that changes (a slider panel): read out when it changes. It
+    carries the picture's name too (``data-figure-name``): an ipywidgets Image has no alt text
+    (and setting its tooltip breaks its view in ipywidgets 8.1), so the reading site takes the
+    name of the panel's saved picture from here."""
+    return (f'<div class="{DESCRIPTION_CLASS}" role="status" aria-live="polite" '
+            f'data-figure-name="{html.escape(description.name)}">'
             f"{caption_html(description)}</div>")
 
 

@@ -220,7 +220,6 @@ class MixLab:
                    f"{self.rate.value:g}, seed {self.seed.value}")
         self.summary.value = f"trained {setting}"
         description = describe_views(self.model, scores, setting)
-        self.image.tooltip = description.name  # the img's title: its accessible name
         self.caption.value = live_caption_html(description)
 
     def _guarded(self) -> None:

@@ -86,7 +86,6 @@ class SliderPanel:
         self.dashboard.update(self.history, self.step.value)
         self.image.value = self.dashboard.render()
         description = describe_dashboard(self.history, self.step.value)
-        self.image.tooltip = description.name  # the img's title: its accessible name
         self.caption.value = live_caption_html(description)
         self.badge.value = badge_html(acceptance(self.history), self.history.settings)
 
