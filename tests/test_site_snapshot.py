@@ -64,3 +64,10 @@ def test_the_site_names_each_notebook_cell_whose_picture_has_no_description():
     ])
     nb.cells[1].execution_count = 4
     assert undescribed_figures(nb, "07_x.ipynb") == ["07_x.ipynb cell 1 (counting from 0; In [4])"]
+
+
+def test_a_saved_hbox_stays_a_row_and_a_vbox_a_column():
+    state = {"row": {"model_name": "HBoxModel", "state": {"children": ["IPY_MODEL_col"]}},
+             "col": {"model_name": "VBoxModel", "state": {"children": []}}}
+    expected = '<div class="mlm-hbox"><div class="mlm-vbox"></div></div>'
+    assert widget_snapshot(state, "row") == expected

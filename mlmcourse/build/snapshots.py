@@ -148,8 +148,8 @@ def widget_snapshot(state: dict, model_id: str, depth: int = 0, figure_name: str
     name, values = model.get("model_name", ""), model.get("state", {})
     if name in BOXES:
         children = [c for c in map(_model_ref, values.get("children", [])) if c]
-        name = _figure_name(state, children) or figure_name
-        inner = "".join(widget_snapshot(state, c, depth + 1, name) for c in children)
+        caption_name = _figure_name(state, children) or figure_name
+        inner = "".join(widget_snapshot(state, c, depth + 1, caption_name) for c in children)
         kind = "mlm-hbox" if name == "HBoxModel" else "mlm-vbox"
         return f'<div class="{kind}">{inner}</div>'
     if name.endswith("SliderModel"):
