@@ -281,6 +281,9 @@ def build_site(root: Path, out: Path | None = None, log=print) -> list[Path]:
     if not entries:
         raise FileNotFoundError(f"no notebooks in {source}: run `make build` first")
     site.mkdir(parents=True, exist_ok=True)
+    # The pages and downloads hold the worked solutions: on a shared machine (a class hub) the
+    # folder is its owner's alone, whatever the umask; publishing it is a deliberate chmod.
+    site.chmod(0o700)
     for stale in site.glob("*.html"):
         stale.unlink()
     if copy_mathjax(site):
@@ -322,5 +325,6 @@ def main(out: str | None = None) -> int:
     written = build_site(root, Path(out).resolve() if out else None)
     site = written[-1].parent
     shown = site.relative_to(root) if site.is_relative_to(root) else site
-    print(f"site: {len(written) - 1} pages and index.html in {shown}/ (open index.html)")
+    print(f"site: {len(written) - 1} pages and index.html in {shown}/ (open index.html); it "
+          f"holds the solutions, so only you can read it (`chmod -R a+rX {shown}` to publish)")
     return 0

@@ -30,6 +30,7 @@ def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("site") / "site"
     done = run_course(ROOT, "site", "--out", str(out), timeout=600)
     assert done.returncode == 0, f"`mlmcourse site` failed:\n{done.stdout}\n{done.stderr[-3000:]}"
+    assert "only you can read it" in done.stdout, done.stdout
     notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert notebooks, "the course has no reading edition (make build)"
     return out, notebooks
@@ -99,6 +100,13 @@ def has_math(notebook) -> bool:
     nb = json.loads(notebook.read_text(encoding="utf-8"))
     return any("$" in "".join(cell["source"]) for cell in nb["cells"]
                if cell["cell_type"] == "markdown")
+
+
+def test_the_site_is_its_owners_alone_whatever_the_umask(site):
+    """The pages and downloads hold the worked solutions: on a class hub, a site a TA builds in
+    /tmp must not be readable by a student (the hub term walks the machine as one)."""
+    out, _ = site
+    assert out.stat().st_mode & 0o077 == 0, oct(out.stat().st_mode)
 
 
 def test_index_shows_the_learning_path(site, served, browser_page):
