@@ -178,3 +178,15 @@ def test_questions_have_one_right_choice_each_on_one_line(path):
             assert match, f"{gid}: a choice is not one <details> line: {line[:80]}"
             verdicts.append(match.group(1))
         assert verdicts.count("Right") == 1, f"{gid}: {verdicts.count('Right')} right choices"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_each_question_comes_before_what_answers_it(path):
+    """A question is followed by the cell that runs it; the explanation comes after the run, so
+    no paragraph on the same screen gives the answer away (issue 29's learner trial)."""
+    cells = nbio.read(path).cells
+    for index, cell in enumerate(cells):
+        if "question" in cell.metadata.get("tags", []):
+            after = cells[index + 1]
+            assert after.cell_type == "code", (
+                f"{path.name} {grade_id(cell)}: the next cell is {grade_id(after)}, not the run")
