@@ -34,7 +34,7 @@ from jinja2 import Environment, FileSystemLoader
 
 from mlmcourse.build.search_index import plain_text, write_search_index
 from mlmcourse.build.snapshots import UndescribedFigure, snapshot_widgets, undescribed_figures
-from mlmcourse.course.layout import ASSIGNMENT, find_root
+from mlmcourse.course.layout import ASSIGNMENT, find_root, private_folder
 from mlmcourse.course.nbio import COURSE_METADATA
 
 SITE = Path("build") / "site"
@@ -280,10 +280,7 @@ def build_site(root: Path, out: Path | None = None, log=print) -> list[Path]:
     entries = read_pages(source)
     if not entries:
         raise FileNotFoundError(f"no notebooks in {source}: run `make build` first")
-    site.mkdir(parents=True, exist_ok=True)
-    # The pages and downloads hold the worked solutions: on a shared machine (a class hub) the
-    # folder is its owner's alone, whatever the umask; publishing it is a deliberate chmod.
-    site.chmod(0o700)
+    private_folder(site)  # its pages and downloads hold the worked solutions; publishing is a chmod
     for stale in site.glob("*.html"):
         stale.unlink()
     if copy_mathjax(site):

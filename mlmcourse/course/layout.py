@@ -6,6 +6,15 @@ import os
 from pathlib import Path
 
 ASSIGNMENT = "bert_mlm"
+PRIVATE = 0o700  # a folder of solutions, submissions or grades: its owner's alone
+
+
+def private_folder(folder: Path) -> Path:
+    """Make `folder` (and its parents) and give it mode 0700 whatever the umask: what a student
+    on the same machine can read is decided here, not by the umask of whoever made it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, PRIVATE)
+    return folder
 
 
 def find_root(start: Path | None = None) -> Path:

@@ -10,14 +10,11 @@ its owner's alone (mode 0700, whatever the umask): it will hold submissions and 
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import ASSIGNMENT, private_folder
 from mlmcourse.course.roster import read_roster
-
-PRIVATE = 0o700
 
 
 class ClassExists(FileExistsError):
@@ -35,8 +32,7 @@ def new_class(course: Path, folder: Path, roster: Path | None = None) -> list[st
         raise ValueError(f"{folder} is inside the course's repository: choose a folder outside "
                          "it (e.g. ~/bert_mlm_class), where the samples cannot mix in")
     members = read_roster(roster) if roster else []
-    folder.mkdir(parents=True, exist_ok=True)
-    os.chmod(folder, PRIVATE)
+    private_folder(folder)
     shutil.copytree(course / "source" / ASSIGNMENT, folder / "source" / ASSIGNMENT,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     shutil.copy2(course / "nbgrader_config.py", folder / "nbgrader_config.py")
