@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 import labdriver as lab
 import nbformat
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from conftest import ROOT, run_course
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from mlmcourse.build.site import CORE_LAST, DOWNLOADS, local_mathjax
 from mlmcourse.course.layout import ASSIGNMENT
