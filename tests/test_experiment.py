@@ -8,6 +8,7 @@ import pytest
 import torch
 from conftest import ROOT
 
+from mlmcourse.course import nbio
 from mlmcourse.teaching import experiment
 from mlmcourse.teaching.loader import NotebookNotReady, from_notebook, load_functions
 
@@ -96,8 +97,9 @@ def run_notebook_cells(path, cell_ids, namespace):
     return namespace
 
 
-# Notebook 4's cells that build the data, the first step and the written-out training loop.
-NOTEBOOK_4_LOOP = ("setup", "data", "first_step", "model_demo", "train_loop")
+# Notebook 4's cells that build the data, the first step, the training step (the source's
+# answer) and the loop that repeats it.
+NOTEBOOK_4_LOOP = ("setup", "data", "first_step", "model_demo", "train_step", "train_loop")
 
 
 @pytest.mark.parametrize("seed, lr", [(163, 0.08), (7, 0.3), (0, 0.01)])
@@ -107,9 +109,48 @@ def test_notebook_loop_with_torch_adam_is_run_experiment(reference, seed, lr):
     make, loss = reference
     namespace = run_notebook_cells(SOURCE / "04_experiment.ipynb", NOTEBOOK_4_LOOP,
                                    {"make_mlm_inputs": make, "masked_lm_loss": loss})
-    losses, tables = namespace["train_table"](make, loss, seed=seed, lr=lr)
+    losses, tables = namespace["train_table"](seed=seed, lr=lr)
     history = experiment.run_experiment(make, loss, seed=seed, lr=lr)
     assert losses.shape == history.train_loss.shape == (100,)
     assert tables.shape == history.tables.shape == (101, 16, 4)
     torch.testing.assert_close(losses, history.train_loss, rtol=0, atol=1e-12)
     torch.testing.assert_close(tables, history.tables, rtol=0, atol=1e-12)
+
+
+REFERENCE_STEP = {cell.id: cell.source for cell in nbio.read(SOURCE / "04_experiment.ipynb").cells}[
+    "train_step"]
+STEP_SLIPS = {  # a slip in notebook 4's train_step -> what its check says
+    "no slip": (REFERENCE_STEP, None),
+    "picks drawn after draws": (REFERENCE_STEP.replace(
+        "    picks = torch.rand(B, L, generator=generator, dtype=torch.float64)\n"
+        "    selected = eligible & (picks < SELECTION_RATE)\n"
+        "    draws = torch.rand(B, L, generator=generator, dtype=torch.float64)\n",
+        "    draws = torch.rand(B, L, generator=generator, dtype=torch.float64)\n"
+        "    picks = torch.rand(B, L, generator=generator, dtype=torch.float64)\n"
+        "    selected = eligible & (picks < SELECTION_RATE)\n"), "update 1 already differs"),
+    "no zero_grad": (REFERENCE_STEP.replace("    optimizer.zero_grad()\n", ""),
+                     "updates 1 to 1 match, update 2 differs"),
+    "zero_grad after backward": (REFERENCE_STEP.replace(
+        "    optimizer.zero_grad()\n    loss.backward()\n",
+        "    loss.backward()\n    optimizer.zero_grad()\n"), "W never changed"),
+    "no return": (REFERENCE_STEP.replace("    return loss.item()", "    pass"),
+                  "must return the loss"),
+}
+
+
+@pytest.mark.parametrize("slip", STEP_SLIPS)
+def test_notebook_4s_training_step_check_names_the_slip(reference, slip):
+    """Notebook 4's check of the student's train_step passes the right one and names each
+    classic slip by the first update it changes."""
+    source, message = STEP_SLIPS[slip]
+    assert (source == REFERENCE_STEP) == (message is None), "the slip's text is not in the answer"
+    make, loss = reference
+    notebook = SOURCE / "04_experiment.ipynb"
+    namespace = run_notebook_cells(notebook, ("setup", "data", "first_step", "model_demo"),
+                                   {"make_mlm_inputs": make, "masked_lm_loss": loss})
+    exec(compile(source, "train_step", "exec"), namespace)
+    if message is None:
+        run_notebook_cells(notebook, ("train_loop", "check_train_step"), namespace)
+        return
+    with pytest.raises(AssertionError, match=message):
+        run_notebook_cells(notebook, ("train_loop", "check_train_step"), namespace)

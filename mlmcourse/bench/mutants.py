@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlmcourse.course import nbio
-from mlmcourse.course.cells import grade_id, is_solution, is_solution_marker
+from mlmcourse.course.cells import (
+    PRACTICE_TAG,
+    grade_id,
+    has_tag,
+    is_solution,
+    is_solution_marker,
+)
 from mlmcourse.course.layout import source_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -396,11 +402,13 @@ def clause_mutants(notebook: str, cell_id: str, source: str, functions: set[str]
 
 
 def answer_cells(root: Path = ROOT) -> list[tuple[str, str, str]]:
-    """(notebook, grade_id, source with markers) of every code answer cell of the series."""
+    """(notebook, grade_id, source with markers) of every code answer cell of the series that
+    earns points (a practice cell has no hidden test to kill its mutants)."""
     found = []
     for path in source_notebooks(root):
         for cell in nbio.read(path).cells:
-            code = cell.cell_type == "code" and is_solution(cell)
+            scored = is_solution(cell) and not has_tag(cell, PRACTICE_TAG)
+            code = cell.cell_type == "code" and scored
             if code and any(is_solution_marker(line) for line in cell.source.split("\n")):
                 found.append((path.stem, grade_id(cell), cell.source))
     return found

@@ -15,6 +15,9 @@ _HIDDEN_END = re.compile(r"^\s*### (END) HIDDEN TESTS\s*$")
 SETUP_GRADE_ID = "setup"  # the imports cell that answer cells may rely on (and loaders run)
 TIMING_TAG = "timing"  # cells whose printed numbers change from run to run
 STUDENTS_ONLY_TAG = "students-only"  # instructions for the graded exercise; not for readers
+# An answer cell that earns no points: its visible check is its only judge (notebook 4's
+# train_step), so no hidden test, and no mutation of it, can be expected to catch a slip there.
+PRACTICE_TAG = "practice"
 
 
 def is_solution_marker(line: str) -> bool:

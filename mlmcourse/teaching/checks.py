@@ -455,3 +455,34 @@ def expect_returns(call, expected, what: str, advice: str = "") -> None:
         except CheckFailed as failed:
             message = str(failed)
     raise CheckFailed(f"{message}\n{advice}" if advice else message)
+
+
+def expect_same_training(losses, tables, reference) -> None:
+    """Notebook 4: a loop built on the student's `train_step` gives the losses and tables of
+    `reference` (a History of the same seed and lr) within 1e-12; otherwise name the first update
+    that differs and the slips that make an update differ there."""
+    import torch
+
+    n_steps = len(reference.train_loss)
+    shapes_right = tuple(losses.shape) == (n_steps,) and tables.shape == reference.tables.shape
+    expect(shapes_right, f"train_table should give {n_steps} losses and {n_steps + 1} tables, got "
+           f"{list(losses.shape)} and {list(tables.shape)}")
+    if torch.equal(tables[-1], tables[0]):
+        raise CheckFailed("W never changed: optimizer.step() must run after loss.backward(), "
+                          "with the gradient still in W.grad (zero_grad() goes before backward)")
+    for step in range(n_steps):
+        same_loss = abs(losses[step].item() - reference.train_loss[step].item()) <= 1e-12
+        same_table = torch.allclose(tables[step + 1], reference.tables[step + 1],
+                                    rtol=0, atol=1e-12)
+        if same_loss and same_table:
+            continue
+        if step == 0:  # at W = 0 every loss is ln 4, so a wrong selection shows in W first
+            raise CheckFailed(
+                "update 1 already differs from the run: draw picks first, then draws and "
+                "random_ids, each [B, L] from `generator` (picks and draws float64); select "
+                "with eligible & (picks < SELECTION_RATE); read the logits from corrupted's left "
+                "and right tokens (Step 4); then zero_grad, backward and step, once each")
+        raise CheckFailed(
+            f"updates 1 to {step} match, update {step + 1} differs: clear the old gradient "
+            "before backward (optimizer.zero_grad()), and use the optimizer and generator "
+            "train_step is given (a new one each update starts Adam or the draws over)")
