@@ -59,6 +59,8 @@ class SimulatedPlatform:
                   LTI + "roles": [ROLES[role]], LTI + "deployment_id": self.deployment_id,
                   LTI + "message_type": "LtiResourceLinkRequest", LTI + "version": "1.3.0",
                   LTI + "resource_link": {"id": "link-1"},
+                  LTI + "target_link_uri": "http://127.0.0.1/hub/lti13/oauth_callback",
+                  LTI + "context": {"id": "course-1", "label": "BERT-MLM"},
                   AGS: {"scope": ["https://purl.imsglobal.org/spec/lti-ags/scope/score"],
                         "lineitem": self.lineitem_url}, **extra}
         return jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": "platform-1"})

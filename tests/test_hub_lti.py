@@ -92,3 +92,37 @@ def test_lti_mode_refuses_the_local_spawner_and_a_short_lti_json(tmp_path, monke
         lti_hub_config(tmp_path / "local", monkeypatch, spawner="local")
     with pytest.raises(SystemExit, match="lacks jwks_url"):
         lti_hub_config(tmp_path / "short", monkeypatch, lti={**LTI, "jwks_url": ""})
+
+
+# LTI13Authenticator's own checks of a launch's id_token, in process, against the simulated
+# platform's JWKS endpoint (the browser flow, its state cookie and nonce, is the hub term's).
+
+def validate(lms, token: str) -> dict:
+    from ltiauthenticator.lti13.validator import LTI13LaunchValidator
+
+    validator = LTI13LaunchValidator()
+    claims = validator.verify_and_decode_jwt(
+        encoded_jwt=token, issuer=lms.issuer, audience={lms.client_id},
+        jwks_endpoint=f"{lms.url}/jwks", jwks_algorithms=["RS256"])
+    validator.validate_id_token(claims)
+    return claims
+
+
+def test_the_authenticator_refuses_forged_expired_and_wrong_audience_launches():
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from lms_platform import SimulatedPlatform
+    from ltiauthenticator.lti13.error import InvalidAudienceError, TokenError
+
+    with SimulatedPlatform({"keys": []}) as lms:
+        assert validate(lms, lms.launch_token("ann"))["sub"] == "ann"
+        with pytest.raises(InvalidAudienceError, match="(?i)audience"):
+            validate(lms, lms.launch_token("ann", audience="another-tool"))
+        with pytest.raises(TokenError, match="(?i)expired"):
+            validate(lms, lms.launch_token("ann", expires_in=-3600))
+        claims = jwt.decode(lms.launch_token("ann", role="Instructor"),
+                            options={"verify_signature": False})
+        other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        forged = jwt.encode(claims, other, algorithm="RS256", headers={"kid": "platform-1"})
+        with pytest.raises(TokenError, match="(?i)signature"):
+            validate(lms, forged)
