@@ -97,8 +97,12 @@ def read_lti_ids(path: Path) -> dict[str, str]:
             raise PassbackError(f"{path} needs the columns user,sub")
         return {row["user"].strip(): row["sub"].strip() for row in rows if row["sub"].strip()}
     entries = json.loads(path.read_text())
-    return {user: entry["sub"] if isinstance(entry, dict) else entry
-            for user, entry in entries.items()}
+    ids = {user: entry.get("sub") if isinstance(entry, dict) else entry
+           for user, entry in entries.items()}
+    wrong = sorted(user for user, sub in ids.items() if not isinstance(sub, str) or not sub)
+    if wrong:
+        raise PassbackError(f"{path}: no sub for {', '.join(wrong)}")
+    return ids
 
 
 def client_assertion(platform: Platform, now: float | None = None) -> str:
