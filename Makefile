@@ -17,7 +17,7 @@ ROSTER ?=
 CLASS  ?=
 IN_CLASS = $(if $(CLASS),MLMCOURSE_ROOT="$(abspath $(CLASS))")
 
-.PHONY: new-class report lab lab-ta test test-quick build grade export check site bench bench-class lint normalize hub hub-roster hub-stop image clean help
+.PHONY: passback new-class report lab lab-ta test test-quick build grade export check site bench bench-class lint normalize hub hub-roster hub-stop image clean help
 
 help:
 	@echo "make lab     a student's JupyterLab: your copies of the released notebooks in work/"
@@ -29,6 +29,7 @@ help:
 	@echo "make grade   autograde submitted/, write feedback/, grades.csv, grades-lms.csv and reports/ (the class report), print the scores (ARGS=\"--workers 4\")"
 	@echo "             (CLASS=folder: grade, export, report and lab-ta work on that class)"
 	@echo "make report  the class report again, from the gradebook and autograded/"
+	@echo "make passback  each student's score to the LMS's line item (LTI 1.3 AGS; lti.json; ARGS=\"--dry-run\")"
 	@echo "make export  the gradebook as grades-lms.csv for the school's system (nbgrader export)"
 	@echo "make check NB=path/to/notebook.ipynb   run the hidden tests on your own notebook"
 	@echo "make site    the reading edition as HTML pages in build/site/ (open index.html)"
@@ -109,6 +110,10 @@ grade: $(READY_DEV)
 
 report: $(READY_DEV)
 	$(IN_CLASS) $(BIN)/python -m mlmcourse report
+
+# Grades back to the LMS (LTI AGS), from lti.json in the course root; ARGS="--dry-run" first.
+passback: $(READY)
+	$(IN_CLASS) $(BIN)/python -m mlmcourse passback $(ARGS)
 
 export: $(READY_DEV)
 	cd "$(if $(CLASS),$(abspath $(CLASS)),$(CURDIR))" && PATH="$(CURDIR)/$(BIN):$$PATH" "$(CURDIR)/$(BIN)/python" -m nbgrader export

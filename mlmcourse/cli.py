@@ -161,6 +161,38 @@ def cmd_site(args: argparse.Namespace) -> int:
     return site.main(args.out)
 
 
+def cmd_passback(args: argparse.Namespace) -> int:
+    """Each student's score to the LMS's line item (LTI AGS); see README "From the LMS and back"."""
+    from mlmcourse.grader.config import gradebook_url
+    from mlmcourse.lms.keys import KeyFolderError
+    from mlmcourse.lms.passback import (
+        PassbackError,
+        Platform,
+        passback,
+        read_lti_ids,
+        read_scores,
+    )
+
+    root = find_root()
+    settings = Path(args.config or root / "lti.json")
+    try:
+        platform = Platform.load(settings)
+        ids = read_lti_ids(Path(args.ids) if args.ids else settings.parent / "lti-users.json")
+        scores = read_scores(gradebook_url(root, args.db_url), args.assignment)
+        outcome = passback(platform, scores, ids, settings.parent / "passback-sent.json",
+                           dry_run=args.dry_run)
+    except (PassbackError, KeyFolderError, OSError, ValueError) as err:
+        print(f"passback: {err}", file=sys.stderr)
+        return 2
+    for line in outcome.lines:
+        print(("passback: dry run: " if args.dry_run else "passback: ") + line)
+    if outcome.failed:
+        print(f"passback: {len(outcome.failed)} student(s) not sent: "
+              f"{', '.join(outcome.failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     import mlmcourse.bench as benchmarks
 
@@ -224,6 +256,18 @@ def parser() -> argparse.ArgumentParser:
     site = sub.add_parser("site", help="the reading edition as HTML pages in build/site/")
     site.add_argument("--out", default=None, help="another folder for the pages")
     site.set_defaults(run=cmd_site)
+
+    back = sub.add_parser("passback", help="each student's score to the LMS (LTI 1.3 AGS)")
+    back.add_argument("--config", default=None, help="the platform's settings (default: lti.json "
+                      "in the course root)")
+    back.add_argument("--assignment", default="bert_mlm")
+    back.add_argument("--ids", default=None, help="user name -> LTI sub: the launches' "
+                      "lti-users.json (default, beside lti.json) or a CSV with columns user,sub")
+    back.add_argument("--db-url", default=None, metavar="URL",
+                      help="the gradebook (default: nbgrader_config.py's db_url)")
+    back.add_argument("--dry-run", action="store_true", help="print what would be sent, send "
+                      "nothing")
+    back.set_defaults(run=cmd_passback)
 
     bench = sub.add_parser("bench", help="measure the numbers the README reports")
     bench.add_argument("what", nargs="*", help="which benchmarks (default: all)")

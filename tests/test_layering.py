@@ -20,6 +20,7 @@ ALLOWED = {
     "teaching": {"course"},
     "build": {"course", "grader"},
     "report": {"course", "grader"},
+    "lms": {"course", "grader"},
     "bench": {"course", "grader", "teaching", "build", "report"},
 }
 

@@ -51,13 +51,25 @@ c.JupyterHub.db_url = f"sqlite:///{HUB / 'state' / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(HUB / "state" / "cookie_secret")
 c.JupyterHub.pid_file = str(HUB / "state" / "jupyterhub.pid")
 
-# Who may log in: each user with their own Unix password (PAM, the `login` service), and only
-# members of the course's two Unix groups; root and every other account of the machine are
-# refused. The groups are read at each login, so `hubctl.py roster` admits or turns away a user
-# without a restart.
-c.JupyterHub.authenticator_class = "pam"
-c.PAMAuthenticator.allowed_groups = {STAFF, STUDENTS}
-c.PAMAuthenticator.open_sessions = False
+# The one switch of logins (course.json's "auth"): Unix users with PAM (the default), or
+# launches from the school's LMS (LTI 1.3: lti_auth.py, README "From the LMS and back").
+AUTH = COURSE.get("auth", "pam")
+SPAWNER = COURSE.get("spawner", "local")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+if AUTH not in ("pam", "lti"):
+    raise SystemExit(f"course.json: auth must be pam or lti, not {AUTH!r}")
+if AUTH == "lti":
+    import lti_auth
+
+    lti_auth.configure(c, HUB, COURSE_ID, SPAWNER)
+else:
+    # Who may log in: each user with their own Unix password (PAM, the `login` service), and only
+    # members of the course's two Unix groups; root and every other account of the machine are
+    # refused. The groups are read at each login, so `hubctl.py roster` admits or turns away a user
+    # without a restart.
+    c.JupyterHub.authenticator_class = "pam"
+    c.PAMAuthenticator.allowed_groups = {STAFF, STUDENTS}
+    c.PAMAuthenticator.open_sessions = False
 
 # The roles as hub groups (what the spawner reads to pick a user's nbgrader panels), loaded from
 # the Unix groups at start; hubctl.py roster keeps them in step while the hub runs.
@@ -128,8 +140,8 @@ def home(spawner) -> str:
 # The one switch (course.json's "spawner", set by `hubctl.py setup --spawner`): each user's
 # server as a process of their own Unix user (local_spawner.py), or as a container of the
 # course image (containers.py: podman, the ngshare exchange, no shared folder).
-SPAWNER = COURSE.get("spawner", "local")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+if AUTH == "lti":  # the launch's hub group decides; there is no Unix staff group to ask
+    role = lti_auth.role_from_hub_group(STAFF)  # noqa: F811
 if SPAWNER == "containers":
     import containers
 

@@ -33,6 +33,19 @@ def number(value) -> str:
     return "" if value is None else f"{float(value):g}"
 
 
+def after_penalty(submission) -> float:
+    """The score the school's system gets: raw (autograded and manual) less the late penalty."""
+    return max(0.0, submission.score - (submission.late_submission_penalty or 0.0))
+
+
+def final_score(gradebook: Gradebook, assignment: str, student: str) -> float:
+    """One student's score for the LMS (0 when nothing was handed in), as grades-lms.csv has it."""
+    try:
+        return after_penalty(gradebook.find_submission(assignment, student))
+    except MissingEntry:
+        return 0.0
+
+
 class RosterCsvExport(ExportPlugin):
     """nbgrader's CSV columns (same order), then `submitted` (yes / no: a student who handed
     nothing in still gets a row, with score 0 and no timestamp), `late` (yes / no) and
@@ -70,7 +83,7 @@ class RosterCsvExport(ExportPlugin):
             row.update(timestamp=with_zone(submission.timestamp),
                        raw_score=number(submission.score),
                        late_submission_penalty=number(penalty),
-                       score=number(max(0.0, submission.score - penalty)),
+                       score=number(after_penalty(submission)),
                        submitted="yes", late="yes" if late else "no",
                        seconds_late=f"{submission.total_seconds_late or 0:.0f}")
         return [row[column] for column in COLUMNS]

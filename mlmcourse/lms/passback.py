@@ -1,0 +1,193 @@
+"""Grades back to the LMS's line item through LTI Assignment and Grade Services (AGS).
+
+One score per student from the one gradebook (`grader.lms_export.final_score`: late penalties
+and manual grades included), to `<line item>/scores` as `application/vnd.ims.lis.v1.score+json`,
+with a bearer token from the platform's OAuth2 token endpoint (client credentials, a JWT client
+assertion signed by the tool's key: RFC 7523). The LMS knows a student by their LTI `sub`:
+`lti-users.json` (course user name -> sub) is written by the hub's launches, and a TA may give a
+CSV instead. What was last sent per student is kept in `passback-sent.json`, so a second run
+sends only what changed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import jwt
+
+from mlmcourse.grader.lms_export import final_score
+from mlmcourse.lms.keys import KEY_ID, load_private
+
+AGS_SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
+ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+# lti.json's fields (README "From the LMS and back"): all required.
+FIELDS = ("issuer", "client_id", "deployment_id", "token_url", "lineitem_url", "key_folder")
+
+
+class PassbackError(Exception):
+    """Something that stops the whole run (a bad lti.json, a refused token)."""
+
+
+@dataclass(frozen=True)
+class Platform:
+    issuer: str
+    client_id: str
+    deployment_id: str
+    token_url: str
+    lineitem_url: str
+    key_folder: Path
+
+    @classmethod
+    def load(cls, path: Path) -> Platform:
+        try:
+            values = json.loads(path.read_text())
+        except (OSError, ValueError) as err:
+            raise PassbackError(f"cannot read the LTI settings {path}: {err}") from err
+        missing = [name for name in FIELDS if not values.get(name)]
+        if missing:
+            raise PassbackError(f"{path} lacks {', '.join(missing)} (README: LTI 1.3)")
+        folder = Path(values["key_folder"]).expanduser()
+        if not folder.is_absolute():
+            folder = path.parent / folder
+        return cls(**{**{n: str(values[n]) for n in FIELDS}, "key_folder": folder})
+
+    @property
+    def scores_url(self) -> str:
+        """AGS: the scores service is the line item's URL + /scores (before any query)."""
+        base, _, query = self.lineitem_url.partition("?")
+        return f"{base.rstrip('/')}/scores" + (f"?{query}" if query else "")
+
+
+@dataclass(frozen=True)
+class Score:
+    student: str
+    given: float
+    maximum: float
+
+
+def read_scores(db_url: str, assignment: str) -> list[Score]:
+    """Every student of the gradebook, with their score after the late penalty (0 for nothing
+    handed in: the LMS then shows a 0, as grades-lms.csv does)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gradebook:
+        maximum = float(gradebook.find_assignment(assignment).max_score)
+        return [Score(s.id, final_score(gradebook, assignment, s.id), maximum)
+                for s in gradebook.students]
+
+
+def read_lti_ids(path: Path) -> dict[str, str]:
+    """course user name -> LTI sub, from the launches' JSON or a TA's CSV (user,sub)."""
+    if not path.exists():
+        return {}
+    if path.suffix == ".csv":
+        with open(path, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        if rows and not {"user", "sub"} <= set(rows[0]):
+            raise PassbackError(f"{path} needs the columns user,sub")
+        return {row["user"].strip(): row["sub"].strip() for row in rows if row["sub"].strip()}
+    entries = json.loads(path.read_text())
+    ids = {user: entry.get("sub") if isinstance(entry, dict) else entry
+           for user, entry in entries.items()}
+    wrong = sorted(user for user, sub in ids.items() if not isinstance(sub, str) or not sub)
+    if wrong:
+        raise PassbackError(f"{path}: no sub for {', '.join(wrong)}")
+    return ids
+
+
+def client_assertion(platform: Platform, now: float | None = None) -> str:
+    """RFC 7523: iss = sub = client_id, aud = the token endpoint, a fresh jti, 5 minutes."""
+    now = time.time() if now is None else now
+    claims = {"iss": platform.client_id, "sub": platform.client_id, "aud": platform.token_url,
+              "iat": int(now), "exp": int(now) + 300, "jti": uuid.uuid4().hex}
+    return jwt.encode(claims, load_private(platform.key_folder), algorithm="RS256",
+                      headers={"kid": KEY_ID})
+
+
+def access_token(platform: Platform) -> str:
+    body = urllib.parse.urlencode({
+        "grant_type": "client_credentials", "client_assertion_type": ASSERTION_TYPE,
+        "client_assertion": client_assertion(platform), "scope": AGS_SCORE_SCOPE}).encode()
+    request = urllib.request.Request(platform.token_url, data=body, method="POST", headers={
+        "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())["access_token"]
+    except urllib.error.HTTPError as err:
+        raise PassbackError(f"the LMS refused the token request ({platform.token_url}): "
+                            f"HTTP {err.code} {err.read()[:300].decode(errors='replace')}") from err
+    except (urllib.error.URLError, ValueError, KeyError) as err:
+        raise PassbackError(f"no token from {platform.token_url}: {err}") from err
+
+
+def score_body(score: Score, sub: str, moment: datetime) -> dict:
+    return {"userId": sub, "scoreGiven": score.given, "scoreMaximum": score.maximum,
+            "activityProgress": "Completed", "gradingProgress": "FullyGraded",
+            "timestamp": moment.astimezone(UTC).isoformat(timespec="seconds")}
+
+
+def post_score(platform: Platform, token: str, body: dict) -> None:
+    request = urllib.request.Request(platform.scores_url, data=json.dumps(body).encode(),
+                                     method="POST", headers={"Content-Type": SCORE_TYPE,
+                                                             "Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=30):
+        pass
+
+
+@dataclass
+class Outcome:
+    lines: list[str]
+    failed: list[str]
+
+
+def passback(platform: Platform, scores: list[Score], lti_ids: dict[str, str], sent_file: Path,
+             dry_run: bool = False) -> Outcome:
+    """Send what changed since the last run; one line per student; the others go on after a
+    student fails."""
+    sent = json.loads(sent_file.read_text()) if sent_file.exists() else {}
+    key = platform.lineitem_url
+    last = sent.get(key, {})
+    outcome, token = Outcome([], []), None
+    for score in scores:
+        sub = lti_ids.get(score.student)
+        if not sub:
+            outcome.failed.append(score.student)
+            outcome.lines.append(f"{score.student}: FAILED, no LTI id (the student never "
+                                 "launched from the LMS and is not in the CSV)")
+            continue
+        shown = f"{score.student}: {score.given:g} / {score.maximum:g} (LTI {sub})"
+        if last.get(score.student) == [sub, score.given, score.maximum]:
+            outcome.lines.append(f"{shown}: unchanged, not sent")
+            continue
+        if dry_run:
+            outcome.lines.append(f"{shown}: would send")
+            continue
+        token = token or access_token(platform)
+        try:
+            post_score(platform, token, score_body(score, sub, datetime.now(UTC)))
+        except (urllib.error.URLError, OSError) as err:
+            outcome.failed.append(score.student)
+            outcome.lines.append(f"{score.student}: FAILED, {describe(err)}")
+            continue
+        last[score.student] = [sub, score.given, score.maximum]
+        outcome.lines.append(f"{shown}: sent")
+    if not dry_run:
+        sent[key] = last
+        sent_file.write_text(json.dumps(sent, indent=2, sort_keys=True) + "\n")
+    return outcome
+
+
+def describe(err: Exception) -> str:
+    if isinstance(err, urllib.error.HTTPError):
+        return f"the LMS answered HTTP {err.code} {err.reason}"
+    return f"could not reach the LMS: {err}"

@@ -1,0 +1,128 @@
+"""The hub's LTI mode (course.json "auth": "lti"), without a hub: the authenticator and its
+traits from lti.json, the launch's groups, and a Learner never staff (tests/test_hub_config.py's
+way: the configuration loaded on a made-up hub folder)."""
+
+from __future__ import annotations
+
+import json
+import runpy
+
+import pytest
+from lms_platform import ROLES
+from test_hub_config import DEPLOY, Spawner, hub_config
+from traitlets.config import Config
+
+ROLES_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/roles"
+DEPLOYMENT = "https://purl.imsglobal.org/spec/lti/claim/deployment_id"
+LTI = {"issuer": "https://lms.example", "client_id": "tool-1", "deployment_id": "dep-1",
+       "authorize_url": "https://lms.example/auth", "jwks_url": "https://lms.example/jwks",
+       "token_url": "https://lms.example/token", "lineitem_url": "https://lms.example/li/1",
+       "key_folder": "keys"}
+
+
+def lti_hub_config(tmp_path, monkeypatch, spawner="containers", lti=LTI) -> Config:
+    (tmp_path / "course").mkdir(parents=True)
+    hub_config(tmp_path, monkeypatch)  # course.json's first version and state/
+    course = json.loads((tmp_path / "course.json").read_text())
+    course.update(auth="lti", spawner=spawner, image="localhost/mlmcourse:test", network={
+        "name": "mlmcourse-0123abcd", "subnet": "10.89.65.0/24", "gateway": "10.89.65.1"})
+    (tmp_path / "course.json").write_text(json.dumps(course))
+    (tmp_path / "lti.json").write_text(json.dumps(lti))
+    config = Config()
+    runpy.run_path(str(DEPLOY / "jupyterhub_config.py"), {"get_config": lambda: config})
+    return config
+
+
+def launch(sub: str, *roles: str, deployment: str = "dep-1") -> dict:
+    claims = {"sub": sub, "name": f"Name of {sub}", "email": f"{sub}@school.example",
+              ROLES_CLAIM: [ROLES[r] for r in roles], DEPLOYMENT: deployment}
+    return {"name": sub, "auth_state": claims}
+
+
+def test_lti_mode_configures_the_lti13_authenticator_from_lti_json(tmp_path, monkeypatch):
+    c = lti_hub_config(tmp_path, monkeypatch)
+    assert c.JupyterHub.authenticator_class == "ltiauthenticator.lti13.auth.LTI13Authenticator"
+    auth = c.LTI13Authenticator
+    assert (auth.issuer, auth.client_id) == ("https://lms.example", {"tool-1"})
+    assert (auth.authorize_url, auth.jwks_endpoint) == ("https://lms.example/auth",
+                                                        "https://lms.example/jwks")
+    assert auth.username_key == "sub" and auth.manage_groups is True
+    assert "PAMAuthenticator" not in c
+    from ltiauthenticator.lti13.auth import LTI13Authenticator  # installed and importable
+
+    assert LTI13Authenticator.class_traits()["manage_groups"]
+
+
+def test_pam_stays_the_default(tmp_path, monkeypatch):
+    assert hub_config(tmp_path, monkeypatch).JupyterHub.authenticator_class == "pam"
+
+
+def test_roles_map_to_the_course_groups_on_every_launch(tmp_path, monkeypatch):
+    c = lti_hub_config(tmp_path, monkeypatch)
+    hook = c.Authenticator.post_auth_hook
+    log = type("Log", (), {"warning": lambda *a: None})()
+    auth = type("Auth", (), {"log": log})()
+    student = hook(auth, None, launch("ann", "Learner"))
+    assert student["groups"] == ["bert_mlm_course-students"] and student["name"] == "lti-ann"
+    teacher = hook(auth, None, launch("dan", "Instructor"))
+    assert teacher["groups"] == ["bert_mlm_course-staff"]
+    # the same person, a Learner now in the LMS: a student on this launch
+    assert hook(auth, None, launch("dan", "Learner"))["groups"] == ["bert_mlm_course-students"]
+    assert hook(auth, None, launch("eve", "Learner", deployment="other")) is None
+    users = json.loads((tmp_path / "state" / "lti-users.json").read_text())
+    assert users["lti-ann"] == {"sub": "ann", "name": "Name of ann",
+                                "email": "ann@school.example", "staff": False}
+
+
+def test_a_learner_never_gets_a_staff_server(tmp_path, monkeypatch):
+    c = lti_hub_config(tmp_path, monkeypatch)
+    # the launch's hub group alone decides: there is no Unix staff group in LTI mode
+    for name, groups, role in (("lti-ann", ["bert_mlm_course-students"], "student"),
+                               ("lti-dan", ["bert_mlm_course-staff"], "instructor"),
+                               ("lti-eve", [], "student")):
+        spawner = Spawner(name, groups)
+        c.Spawner.pre_spawn_hook(spawner)
+        assert spawner.environment["JUPYTER_CONFIG_DIR"] == f"/opt/course/roles/{role}", name
+        staff_folder = str(tmp_path / "course") in spawner.volumes
+        assert staff_folder == (role == "instructor"), f"{name} and the course folder"
+
+
+def test_lti_mode_refuses_the_local_spawner_and_a_short_lti_json(tmp_path, monkeypatch):
+    with pytest.raises(SystemExit, match="containers spawner"):
+        lti_hub_config(tmp_path / "local", monkeypatch, spawner="local")
+    with pytest.raises(SystemExit, match="lacks jwks_url"):
+        lti_hub_config(tmp_path / "short", monkeypatch, lti={**LTI, "jwks_url": ""})
+
+
+# LTI13Authenticator's own checks of a launch's id_token, in process, against the simulated
+# platform's JWKS endpoint (the browser flow, its state cookie and nonce, is the hub term's).
+
+def validate(lms, token: str) -> dict:
+    from ltiauthenticator.lti13.validator import LTI13LaunchValidator
+
+    validator = LTI13LaunchValidator()
+    claims = validator.verify_and_decode_jwt(
+        encoded_jwt=token, issuer=lms.issuer, audience={lms.client_id},
+        jwks_endpoint=f"{lms.url}/jwks", jwks_algorithms=["RS256"])
+    validator.validate_id_token(claims)
+    return claims
+
+
+def test_the_authenticator_refuses_forged_expired_and_wrong_audience_launches():
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from lms_platform import SimulatedPlatform
+    from ltiauthenticator.lti13.error import InvalidAudienceError, TokenError
+
+    with SimulatedPlatform({"keys": []}) as lms:
+        assert validate(lms, lms.launch_token("ann"))["sub"] == "ann"
+        with pytest.raises(InvalidAudienceError, match="(?i)audience"):
+            validate(lms, lms.launch_token("ann", audience="another-tool"))
+        with pytest.raises(TokenError, match="(?i)expired"):
+            validate(lms, lms.launch_token("ann", expires_in=-3600))
+        claims = jwt.decode(lms.launch_token("ann", role="Instructor"),
+                            options={"verify_signature": False})
+        other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        forged = jwt.encode(claims, other, algorithm="RS256", headers={"kid": "platform-1"})
+        with pytest.raises(TokenError, match="(?i)signature"):
+            validate(lms, forged)
