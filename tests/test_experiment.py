@@ -129,7 +129,7 @@ STEP_SLIPS = {  # a slip in notebook 4's train_step -> what its check says
         "    picks = torch.rand(B, L, generator=generator, dtype=torch.float64)\n"
         "    selected = eligible & (picks < SELECTION_RATE)\n"), "update 1 already differs"),
     "no zero_grad": (REFERENCE_STEP.replace("    optimizer.zero_grad()\n", ""),
-                     "updates 1 to 1 match, update 2 differs"),
+                     "update 2 is the first that differs"),
     "zero_grad after backward": (REFERENCE_STEP.replace(
         "    optimizer.zero_grad()\n    loss.backward()\n",
         "    loss.backward()\n    optimizer.zero_grad()\n"), "W never changed"),

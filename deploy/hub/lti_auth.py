@@ -15,25 +15,17 @@ is a door this first landing does not open.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from mlmcourse.lms.launch import course_groups, record_launch, user_name
-
-# lti.json's fields the hub needs (README "From the LMS and back").
-FIELDS = ("issuer", "client_id", "deployment_id", "authorize_url", "jwks_url")
+from mlmcourse.lms.settings import HUB_FIELDS, LtiSettingsError, read_lti_settings
 
 
 def settings(hub: Path) -> dict:
-    path = hub / "lti.json"
     try:
-        values = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        raise SystemExit(f"LTI mode: cannot read {path}: {err}") from err
-    missing = [name for name in FIELDS if not values.get(name)]
-    if missing:
-        raise SystemExit(f"LTI mode: {path} lacks {', '.join(missing)}")
-    return values
+        return read_lti_settings(hub / "lti.json", HUB_FIELDS)
+    except LtiSettingsError as err:
+        raise SystemExit(f"LTI mode: {err}") from err
 
 
 def configure(c, hub: Path, course_id: str, spawner: str) -> None:

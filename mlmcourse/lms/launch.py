@@ -2,8 +2,8 @@
 the display name), the course's groups from the roles claim (every launch: a role changed in the
 LMS changes here next time), and the record of name, e-mail and sub that passback reads.
 
-The hub's LTI mode (not yet landed: README "From the LMS and back") calls these from its
-post_auth_hook; the id_token itself is checked by LTI13Authenticator before.
+The hub's LTI mode (deploy/hub/lti_auth.py) calls these from its post_auth_hook; the id_token
+itself is checked by LTI13Authenticator before.
 """
 
 from __future__ import annotations

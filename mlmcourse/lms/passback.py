@@ -26,12 +26,11 @@ import jwt
 
 from mlmcourse.grader.lms_export import final_score
 from mlmcourse.lms.keys import KEY_ID, load_private
+from mlmcourse.lms.settings import PASSBACK_FIELDS, LtiSettingsError, read_lti_settings
 
 AGS_SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-# lti.json's fields (README "From the LMS and back"): all required.
-FIELDS = ("issuer", "client_id", "deployment_id", "token_url", "lineitem_url", "key_folder")
 
 
 class PassbackError(Exception):
@@ -50,16 +49,13 @@ class Platform:
     @classmethod
     def load(cls, path: Path) -> Platform:
         try:
-            values = json.loads(path.read_text())
-        except (OSError, ValueError) as err:
-            raise PassbackError(f"cannot read the LTI settings {path}: {err}") from err
-        missing = [name for name in FIELDS if not values.get(name)]
-        if missing:
-            raise PassbackError(f"{path} lacks {', '.join(missing)} (README: LTI 1.3)")
+            values = read_lti_settings(path, PASSBACK_FIELDS)
+        except LtiSettingsError as err:
+            raise PassbackError(str(err)) from err
         folder = Path(values["key_folder"]).expanduser()
         if not folder.is_absolute():
             folder = path.parent / folder
-        return cls(**{**{n: str(values[n]) for n in FIELDS}, "key_folder": folder})
+        return cls(**{**{n: str(values[n]) for n in PASSBACK_FIELDS}, "key_folder": folder})
 
     @property
     def scores_url(self) -> str:

@@ -483,6 +483,6 @@ def expect_same_training(losses, tables, reference) -> None:
                 "with eligible & (picks < SELECTION_RATE); read the logits from corrupted's left "
                 "and right tokens (Step 4); then zero_grad, backward and step, once each")
         raise CheckFailed(
-            f"updates 1 to {step} match, update {step + 1} differs: clear the old gradient "
+            f"update {step + 1} is the first that differs from the run: clear the old gradient "
             "before backward (optimizer.zero_grad()), and use the optimizer and generator "
             "train_step is given (a new one each update starts Adam or the draws over)")

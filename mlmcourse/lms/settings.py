@@ -1,0 +1,29 @@
+"""lti.json, the one file of the course's LTI 1.3 registration (README "From the LMS and back"),
+read and checked here for both its readers: the hub's launches and `make passback`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+# What each reader needs from lti.json; a field missing or empty stops that reader.
+HUB_FIELDS = ("issuer", "client_id", "deployment_id", "authorize_url", "jwks_url")
+PASSBACK_FIELDS = ("issuer", "client_id", "deployment_id", "token_url", "lineitem_url",
+                   "key_folder")
+
+
+class LtiSettingsError(Exception):
+    """lti.json cannot be read, or lacks a field its reader needs."""
+
+
+def read_lti_settings(path: Path, needed: tuple[str, ...]) -> dict:
+    try:
+        values = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise LtiSettingsError(f"cannot read the LTI settings {path}: {err}") from err
+    if not isinstance(values, dict):
+        raise LtiSettingsError(f"{path} must hold one JSON object (README: LTI 1.3)")
+    missing = [name for name in needed if not values.get(name)]
+    if missing:
+        raise LtiSettingsError(f"{path} lacks {', '.join(missing)} (README: LTI 1.3)")
+    return values
