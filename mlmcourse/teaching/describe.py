@@ -108,7 +108,9 @@ def figure_bundle(fig: Figure, description: Description) -> tuple[dict, dict]:
     from IPython.core.pylabtools import print_figure
 
     image = print_figure(fig, "png", bbox_inches="tight", base64=True)
-    plain = f"{description.name}. {description.text}"
+    # A text that opens with the figure's name says it once (a screen reader reads all of it).
+    plain = (description.text if description.text.startswith(description.name)
+             else f"{description.name}. {description.text}")
     data = {"text/html": figure_html(image, description), "image/png": image,
             "text/plain": plain}
     return data, {"image/png": {"alt": plain}}
