@@ -5,11 +5,12 @@ one gradebook writer (nbgrader_config.py plugs `EngineExecute` and `SaveVerdict`
 A scratch course with every hostile sample but those only the sandbox decides (the gradebook,
 input transformers, patched helpers, deleted tests, stderr, a hang, tampered tracebacks and
 gradchecks, reaches into the student process's evidence), every honest one with an odd habit
-(the corpus of ordinary styles is graded once, by the fresh build), the reference and the blank release, graded once by nbgrader's
-command line: each notebook scores exactly what the fresh build's `make grade` gave it (its
-committed verdict), a reach the grader cannot check is marked for a look in the same cells, and
-nothing of the submissions, the course or the gradebook is touched. Short time limits (set on
-the command line, as a TA would) keep the hang cheap; they change no score.
+(the corpus of ordinary styles is graded once, by the fresh build), the reference and the blank
+release, graded once by nbgrader's command line: each notebook scores exactly what the fresh
+build's `make grade` gave it (its committed verdict), a reach the grader cannot check is marked
+for a look in the same cells, and nothing of the submissions, the course or the gradebook is
+touched. Short time limits (set on the command line, as a TA would) keep the hang cheap; they
+change no score.
 """
 
 from __future__ import annotations
