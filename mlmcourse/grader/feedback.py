@@ -207,6 +207,30 @@ class FeedbackExporter(HTMLExporter):
     def _template_file_default(self):
         return TEMPLATE_FILE
 
+    def from_notebook_node(self, nb, resources=None, **kw):
+        """HTMLExporter's conversion (nbconvert 7.17) without its last pass, which parses and
+        re-serializes the whole page with BeautifulSoup, two thirds of the feedback's time, to
+        mark JupyterLab-template cells focusable (this classic-based template has none) and to
+        give an image with no alt text nbconvert's placeholder (kept, by a pattern)."""
+        from nbconvert.exporters import TemplateExporter
+        from nbconvert.filters.highlight import Highlight2HTML
+        from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+
+        language = nb.metadata.get("language_info", {})
+        lexer = language.get("pygments_lexer", language.get("name"))
+        self.register_filter("highlight_code", self.filters.get(
+            "highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self)))
+        resources = self._init_resources(resources)
+        self.register_filter("filter_data_type", WidgetsDataTypeFilter(
+            notebook_metadata=self._nb_metadata, parent=self, resources=resources))
+        page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        return _IMAGE_WITHOUT_ALT.sub(f'<img alt="{NO_ALT_PLACEHOLDER}"', page), resources
+
+
+# An <img> tag with no alt attribute, and what nbconvert says in its place.
+_IMAGE_WITHOUT_ALT = re.compile(r"<img(?![^>]*\balt=)")
+NO_ALT_PLACEHOLDER = "No description has been provided for this image"
+
 
 FEEDBACK_PREPROCESSORS = [
     "nbgrader.preprocessors.GetGrades",
