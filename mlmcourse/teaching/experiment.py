@@ -436,16 +436,22 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
     return t.contiguous().view(views[t.dtype]) if t.dtype in views else t
 
 
+# What two runs are compared on, in the words a message names them by.
+RUN_PARTS = {"train_loss": "training losses", "eval_nll": "evaluation NLLs",
+             "eval_accuracy": "accuracies", "tables": "tables", "selected": "selections",
+             "corrupted": "corrupted tokens"}
+
+
+def run_differences(a: History, b: History) -> list[str]:
+    """The parts of two runs that are not identical bit for bit, in words (empty: the same run)."""
+    def same(x: torch.Tensor, y: torch.Tensor) -> bool:
+        return x.shape == y.shape and x.dtype == y.dtype and torch.equal(_bits(x), _bits(y))
+
+    return [words for field, words in RUN_PARTS.items()
+            if not same(getattr(a, field), getattr(b, field))]
+
+
 def same_run(a: History, b: History) -> bool:
-    """True when two runs produced identical curves and tables, bit for bit."""
-    return all(
-        x.shape == y.shape and x.dtype == y.dtype and torch.equal(_bits(x), _bits(y))
-        for x, y in (
-            (a.train_loss, b.train_loss),
-            (a.eval_nll, b.eval_nll),
-            (a.eval_accuracy, b.eval_accuracy),
-            (a.tables, b.tables),
-            (a.selected, b.selected),
-            (a.corrupted, b.corrupted),
-        )
-    )
+    """True when two runs produced identical curves, tables, selections and corrupted tokens,
+    bit for bit."""
+    return not run_differences(a, b)
