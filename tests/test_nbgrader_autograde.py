@@ -2,15 +2,13 @@
 one gradebook writer (nbgrader_config.py plugs `EngineExecute` and `SaveVerdict` of
 `mlmcourse.grader.nbgrader_plugin` in place of nbgrader's `Execute` and `SaveAutoGrades`).
 
-A scratch course with every hostile sample but those only the sandbox decides (the gradebook,
-input transformers, patched helpers, deleted tests, stderr, a hang, tampered tracebacks and
-gradchecks, reaches into the student process's evidence), every honest one with an odd habit
-(the corpus of ordinary styles is graded once, by the fresh build), the reference and the blank
-release, graded once by nbgrader's command line: each notebook scores exactly what the fresh
-build's `make grade` gave it (its committed verdict), a reach the grader cannot check is marked
-for a look in the same cells, and nothing of the submissions, the course or the gradebook is
-touched. Short time limits (set on the command line, as a TA would) keep the hang cheap; they
-change no score.
+A scratch course with the samples whose grading can differ between the two ways in (the
+notebook file as nbgrader reads it, the gradebook, the command line's limits, the marks for a
+look), every honest one with an odd habit, the reference and the blank release, graded once by
+nbgrader's command line: each notebook scores exactly what the fresh build's `make grade` gave
+it (its committed verdict), a reach the grader cannot check is marked for a look in the same
+cells, and nothing of the submissions, the course or the gradebook is touched. Short time limits
+(set on the command line, as a TA would) keep the hang cheap; they change no score.
 """
 
 from __future__ import annotations
@@ -36,21 +34,25 @@ from mlmcourse.grader.grading import read_scores
 
 pytestmark = pytest.mark.slow
 
-# What the sandbox and the message layer decide (resources, crashes, floods, stalls) is one
-# engine call on both ways in: tests/test_attacks.py and test_sandbox_limits.py read those
-# samples from the fresh build, and they are not graded a second time here.
-SANDBOX_ONLY = {"hostile_cpu_hog", "hostile_crash", "hostile_memory", "hostile_output_flood",
-                "hostile_slash_flood", "hostile_segfault", "hostile_setsid_daemon",
-                "hostile_stalled_reply", "hostile_relabelled_replies"}
-HOSTILE = sorted(path.stem for path in (ROOT / "samples").glob("hostile_*.py")
-                 if path.stem not in SANDBOX_ONLY)
+# Graded here: the samples whose grading can differ between the two ways in. nbgrader reads the
+# notebook file itself (cells deleted, edited or pasted, outputs and tracebacks, magics, display),
+# keeps the gradebook in the course, takes the limits from its command line, and the one writer
+# marks cells for a look in its gradebook. Everything else a sample does (resources, crashes,
+# floods, stalls, and every reach into the student process's evidence) is decided inside one
+# engine call, which `EngineExecute` makes as `make grade` does: the fresh build grades those
+# once, and tests/test_attacks.py, test_sandbox_limits.py and test_engine.py read them there.
+HOSTILE = ["hostile_deleted_tests", "hostile_edited_tests", "hostile_input_transformer",
+           "hostile_gradebook", "hostile_patched_helpers", "hostile_traceback",
+           "hostile_rt4_fake_pass_output", "hostile_stderr", "hostile_hang",
+           # what the student process reports, marked for a look by the writer
+           "hostile_ops_recorder_off", "hostile_dispatch_modes_off", "hostile_hides_mutation"]
+TWINS = sorted(path.stem for path in (ROOT / "samples").glob("twin_*.py"))
 # The corpus of ordinary styles (honest_style_*) differs only inside answer cells, which the
-# engine runs the same way on both ways in (test_paths_agree): graded once, by the fresh build.
-# The odd habits that reach what nbgrader handles (pasted cells, display, magics, output, a
-# big buffer) are graded here too.
+# engine runs the same way on both ways in: graded once, by the fresh build. The odd habits
+# that reach what nbgrader handles (pasted cells, display, magics, output, a big buffer) are
+# graded here too.
 HONEST = sorted(path.stem for path in (ROOT / "samples").glob("honest_*.py")
                 if not path.stem.startswith("honest_style_") or path.stem == "honest_style_magics")
-TWINS = sorted(path.stem for path in (ROOT / "samples").glob("twin_*.py"))
 STUDENTS = ["reference", "blank", *HOSTILE, *TWINS, *HONEST]
 LIMITS = ["--Grading.call_timeout_s=4", "--Grading.student_time_s=30"]
 BREACH = "HACKED_BY_*"  # what hostile_gradebook leaves next to a file it could open for writing
