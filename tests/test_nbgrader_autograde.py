@@ -41,11 +41,12 @@ pytestmark = pytest.mark.slow
 # floods, stalls, and every reach into the student process's evidence) is decided inside one
 # engine call, which `EngineExecute` makes as `make grade` does: the fresh build grades those
 # once, and tests/test_attacks.py, test_sandbox_limits.py and test_engine.py read them there.
+# What the student process reports, marked for a look by the writer (and named in the log).
+MARKED_FOR_A_LOOK = ["hostile_ops_recorder_off", "hostile_dispatch_modes_off",
+                     "hostile_hides_mutation"]
 HOSTILE = ["hostile_deleted_tests", "hostile_edited_tests", "hostile_input_transformer",
            "hostile_gradebook", "hostile_patched_helpers", "hostile_traceback",
-           "hostile_rt4_fake_pass_output", "hostile_stderr", "hostile_hang",
-           # what the student process reports, marked for a look by the writer
-           "hostile_ops_recorder_off", "hostile_dispatch_modes_off", "hostile_hides_mutation"]
+           "hostile_rt4_fake_pass_output", "hostile_stderr", "hostile_hang", *MARKED_FOR_A_LOOK]
 TWINS = sorted(path.stem for path in (ROOT / "samples").glob("twin_*.py"))
 # The corpus of ordinary styles (honest_style_*) differs only inside answer cells, which the
 # engine runs the same way on both ways in: graded once, by the fresh build. The odd habits
@@ -216,8 +217,7 @@ def test_the_log_names_each_submission_that_needs_a_look(autograded):
     """What a TA reads of `nbgrader autograde` (and of the formgrader's Autograde) says which
     submissions do what the grader cannot check, without accusing anyone."""
     log = "\n".join(shard["log"] for shard in autograded)
-    for student in ("hostile_ops_recorder_off", "hostile_dispatch_modes_off",
-                    "hostile_hides_mutation"):
+    for student in MARKED_FOR_A_LOOK:
         assert f"{student}/" in log and "needs a look: an answer cell does something the " \
             "grader cannot check" in log, student
     assert "reference/01_corruption needs a look" not in log
