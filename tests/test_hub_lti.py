@@ -34,8 +34,11 @@ def lti_hub_config(tmp_path, monkeypatch, spawner="containers", lti=LTI) -> Conf
 
 
 def launch(sub: str, *roles: str, deployment: str = "dep-1") -> dict:
+    import uuid
+
     claims = {"sub": sub, "name": f"Name of {sub}", "email": f"{sub}@school.example",
-              ROLES_CLAIM: [ROLES[r] for r in roles], DEPLOYMENT: deployment}
+              ROLES_CLAIM: [ROLES[r] for r in roles], DEPLOYMENT: deployment,
+              "nonce": uuid.uuid4().hex}
     return {"name": sub, "auth_state": claims}
 
 
@@ -57,21 +60,68 @@ def test_pam_stays_the_default(tmp_path, monkeypatch):
     assert hub_config(tmp_path, monkeypatch).JupyterHub.authenticator_class == "pam"
 
 
-def test_roles_map_to_the_course_groups_on_every_launch(tmp_path, monkeypatch):
-    c = lti_hub_config(tmp_path, monkeypatch)
-    hook = c.Authenticator.post_auth_hook
-    log = type("Log", (), {"warning": lambda *a: None})()
+def run_hook(c, claims: dict):
+    """The post-auth hook as the hub runs it (a coroutine), with a log that keeps warnings."""
+    import asyncio
+
+    warnings = []
+    log = type("Log", (), {"warning": lambda _, f, *a: warnings.append(f % a)})()
     auth = type("Auth", (), {"log": log})()
-    student = hook(auth, None, launch("ann", "Learner"))
+    return asyncio.run(c.Authenticator.post_auth_hook(auth, None, claims)), warnings
+
+
+def test_roles_map_to_the_course_groups_on_every_launch(tmp_path, monkeypatch):
+    from tornado.web import HTTPError
+
+    c = lti_hub_config(tmp_path, monkeypatch)
+    import ngshare_roster
+
+    db_url = f"sqlite:///{tmp_path / 'state' / 'ngshare.sqlite'}"
+    ngshare_roster.prepare(db_url, str(tmp_path / "state" / "files"))
+    student, _ = run_hook(c, launch("ann", "Learner"))
     assert student["groups"] == ["bert_mlm_course-students"] and student["name"] == "lti-ann"
-    teacher = hook(auth, None, launch("dan", "Instructor"))
+    teacher, _ = run_hook(c, launch("dan", "Instructor"))
     assert teacher["groups"] == ["bert_mlm_course-staff"]
     # the same person, a Learner now in the LMS: a student on this launch
-    assert hook(auth, None, launch("dan", "Learner"))["groups"] == ["bert_mlm_course-students"]
-    assert hook(auth, None, launch("eve", "Learner", deployment="other")) is None
+    assert run_hook(c, launch("dan", "Learner"))[0]["groups"] == ["bert_mlm_course-students"]
+    with pytest.raises(HTTPError, match="deployment 'other'"):
+        run_hook(c, launch("eve", "Learner", deployment="other"))
     users = json.loads((tmp_path / "state" / "lti-users.json").read_text())
     assert users["lti-ann"] == {"sub": "ann", "name": "Name of ann",
                                 "email": "ann@school.example", "staff": False}
+    # the exchange and the gradebook learn the class from the launches
+    with ngshare_roster.course_session(db_url, "bert_mlm_course") as (_, course):
+        assert sorted(u.id for u in course.students) == ["lti-ann", "lti-dan"]
+        assert [u.id for u in course.instructors] == []
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}") as book:
+        ann = book.find_student("lti-ann")
+        assert (ann.first_name, ann.last_name, ann.email) == ("Name", "of ann",
+                                                               "ann@school.example")
+
+
+def test_a_launch_is_accepted_once(tmp_path, monkeypatch):
+    """LTI13Authenticator checks the nonce against its state cookie; the course also remembers
+    every nonce for the token's max age, so a launch posted again is refused."""
+    from tornado.web import HTTPError
+
+    c = lti_hub_config(tmp_path, monkeypatch)
+    import lti_auth
+
+    nonces = lti_auth.UsedNonces(max_age=600)
+    nonces.use("n-1", now=1000.0)
+    with pytest.raises(lti_auth.LaunchRefused, match="used already"):
+        nonces.use("n-1", now=1500.0)
+    nonces.use("n-1", now=1700.0)  # past max_age the authenticator refuses the token itself
+    with pytest.raises(lti_auth.LaunchRefused):
+        nonces.use(None)
+    monkeypatch.setattr(lti_auth, "learn", lambda *args: None)
+    claims = launch("ann", "Learner")
+    claims["auth_state"]["nonce"] = "only-once"
+    assert run_hook(c, claims)[0]["name"] == "lti-ann"
+    with pytest.raises(HTTPError, match="used already"):
+        run_hook(c, claims)
 
 
 def test_a_learner_never_gets_a_staff_server(tmp_path, monkeypatch):

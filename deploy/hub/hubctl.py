@@ -376,10 +376,16 @@ def update_gradebook(hub: Path, instructor: str, course: Path, add: list[Member]
         containers().own_for_containers(course)
 
 
+def ngshare_roster_module():
+    import ngshare_roster
+
+    return ngshare_roster
+
+
 def update_ngshare(hub: Path, instructor: str, members: list[Member]) -> None:
     """The container hub's exchange learns the class: the instructor and TAs teach, the
     students take the course (ngshare decides every exchange request by these lists)."""
-    import ngshare_roster
+    ngshare_roster = ngshare_roster_module()
 
     def person(member: Member):
         entry = gradebook_entry(member)
@@ -512,6 +518,8 @@ def end_process(pid: int, seconds: float) -> None:
 # Setting up and starting.
 
 SPAWNERS = ("local", "containers")
+AUTHS = ("pam", "lti")  # logins: Unix users' passwords, or launches from the LMS (LTI 1.3)
+LTI_KEYS = "state/lti-keys"  # the tool's key pair, under the hub's root-only state/
 
 
 def containers():
@@ -557,16 +565,19 @@ def check_course_id(course_id: str) -> str:
 def setup(hub: Path, instructor: str, students: list[str] = (), tas: list[str] = (),
           notebooks: list[str] = ("01_corruption",), create_users: bool = False,
           roster: list[Member] | None = None, spawner: str = "local",
-          course_id: str = COURSE_ID) -> dict:
+          course_id: str = COURSE_ID, auth: str = "pam", lti: Path | None = None) -> dict:
     """Idempotent: a second run changes only what the arguments change, and keeps the course
     folder's files (the instructor's edits) as they are. `spawner`: "local" (each user's server
     a process of their Unix user, the exchange a shared folder) or "containers" (a container
     of the course image each, the ngshare exchange; deploy/hub/containers.py). `course_id`:
     another course (or section) on the same machine has its own, so its own Unix groups,
-    course folder and roster: a roster change of one course touches nobody of the other."""
+    course folder and roster: a roster change of one course touches nobody of the other.
+    `auth`: "pam" (Unix users) or "lti" (launches from the LMS, configured by the `lti` file;
+    containers only: README "From the LMS and back")."""
     check_course_id(course_id)
     if spawner not in SPAWNERS:
         raise HubError(f"spawner {spawner!r}: use one of {', '.join(SPAWNERS)}")
+    check_auth(auth, spawner, lti)
     require_root()
     if hub_running(hub):
         raise HubError(f"the hub is running (pid {hub_pid(hub)}): set-up would change files its "
@@ -586,13 +597,19 @@ def setup(hub: Path, instructor: str, students: list[str] = (), tas: list[str] =
         ensure_group(group)
     prepare_hub_folder(hub, course_id)
     close_repository()
-    info = write_course(hub, instructor, spawner, course_id)
+    info = write_course(hub, instructor, spawner, course_id, auth)
+    if auth == "lti":
+        install_lti(hub, lti)
     if spawner == "containers":
         course = prepare_course(instructor, list(notebooks), course_id, hub / "course")
     else:
         course = prepare_course(instructor, list(notebooks), course_id)
         prepare_exchange(hub, instructor, course_id)
-    apply_roster(hub, instructor, members, create_users)
+    if auth == "lti":  # the class comes from the launches (lti_auth.py): no roster to apply
+        update_gradebook(hub, instructor, course, add=[], remove=[])
+        ngshare_roster_module().prepare(*ngshare_database(hub))
+    else:
+        apply_roster(hub, instructor, members, create_users)
     if spawner == "containers":
         containers().own_for_containers(course)
     else:
@@ -607,9 +624,41 @@ def read_existing_instructor(hub: Path) -> str | None:
         return None
 
 
-def write_course(hub: Path, instructor: str, spawner: str, course_id: str) -> dict:
+def check_auth(auth: str, spawner: str, lti: Path | None) -> None:
+    if auth not in AUTHS:
+        raise HubError(f"auth {auth!r}: use one of {', '.join(AUTHS)}")
+    if auth == "lti" and spawner != "containers":
+        raise HubError("--auth lti needs --spawner containers: the local spawner runs each "
+                       "server as a Unix account, and none is made from a launch")
+    if auth == "lti" and (lti is None or not lti.is_file()):
+        raise HubError("--auth lti needs --lti FILE: the platform's values (README: lti.json)")
+
+
+def install_lti(hub: Path, lti: Path) -> None:
+    """The hub's lti.json (the platform's values, the tool's keys under state/, root only) and
+    the tool's key pair, made once: its JWKS is what the LMS registers."""
+    from mlmcourse.lms.keys import ensure_keys
+    from mlmcourse.lms.settings import (
+        HUB_FIELDS,
+        PASSBACK_FIELDS,
+        LtiSettingsError,
+        read_lti_settings,
+    )
+
+    fields = tuple(dict.fromkeys([*HUB_FIELDS, *PASSBACK_FIELDS]))
+    try:
+        values = read_lti_settings(lti, tuple(f for f in fields if f != "key_folder"))
+    except LtiSettingsError as err:
+        raise HubError(str(err)) from None
+    values["key_folder"] = LTI_KEYS
+    (hub / "lti.json").write_text(json.dumps(values, indent=2) + "\n")
+    ensure_keys(hub / LTI_KEYS)
+
+
+def write_course(hub: Path, instructor: str, spawner: str, course_id: str,
+                 auth: str = "pam") -> dict:
     info = {"course_id": course_id, "instructor": instructor, "python": user_python(hub),
-            "spawner": spawner}
+            "spawner": spawner, "auth": auth}
     if spawner == "containers":
         info["image"] = containers().image.ensure()  # built here, or found in its cache
         before = json.loads((hub / "course.json").read_text()) if (
@@ -763,6 +812,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spawner", choices=SPAWNERS, default="local",
                         help="setup: users' servers as their own Unix processes (local) or "
                         "as containers of the course image (containers: podman)")
+    parser.add_argument("--auth", choices=AUTHS, default="pam",
+                        help="setup: logins with Unix passwords (pam) or launches from the LMS "
+                        "(lti: LTI 1.3, with --spawner containers and --lti FILE)")
+    parser.add_argument("--lti", type=Path, help="setup --auth lti: the platform's values "
+                        "(lti.json; README \"From the LMS and back\")")
     parser.add_argument("--create-users", action="store_true",
                         help="create missing users with useradd (no password: set it with passwd)")
     args = parser.parse_intermixed_args(argv)  # `roster --hub H FILE` and `roster FILE --hub H`
@@ -770,19 +824,22 @@ def main(argv: list[str] | None = None) -> int:
     hub = args.hub.resolve()
     try:
         if args.action == "setup":
-            if not args.instructor or not (args.students or args.roster):
+            if not args.instructor or not (args.students or args.roster or args.auth == "lti"):
                 raise HubError("setup needs --instructor NAME and --roster FILE.csv or "
-                               "--students A,B,...")
+                               "--students A,B,... (in LTI mode the class comes from launches)")
             roster = read_roster(args.roster) if args.roster else None
             setup(hub, args.instructor, split(args.students), split(args.tas),
                   split(args.notebooks), args.create_users, roster, args.spawner,
-                  args.course_id)
+                  args.course_id, args.auth, args.lti)
             print(f"hub prepared in {hub}; start it with: make hub")
             return 0
         if args.action == "roster":
             require_root()
             if not args.roster_file:
                 raise HubError("roster needs the class as a CSV: hubctl.py roster FILE.csv")
+            if read_course(hub).get("auth") == "lti":
+                raise HubError("this hub logs in from the LMS (LTI): the class is whoever the "
+                               "LMS launches, with the roles it sends; there is no roster")
             instructor = read_course(hub)["instructor"]
             change = apply_roster(hub, instructor, read_roster(args.roster_file),
                                   args.create_users)

@@ -72,11 +72,13 @@ else:
     c.PAMAuthenticator.open_sessions = False
 
 # The roles as hub groups (what the spawner reads to pick a user's nbgrader panels), loaded from
-# the Unix groups at start; hubctl.py roster keeps them in step while the hub runs.
-c.JupyterHub.load_groups = {
-    STAFF: {"users": unix_members(STAFF), "properties": {"role": "instructor"}},
-    STUDENTS: {"users": unix_members(STUDENTS), "properties": {"role": "student"}},
-}
+# the Unix groups at start; hubctl.py roster keeps them in step while the hub runs. (In LTI mode
+# each launch sets its user's group: the authenticator manages them, and none is loaded.)
+if AUTH == "pam":
+    c.JupyterHub.load_groups = {
+        STAFF: {"users": unix_members(STAFF), "properties": {"role": "instructor"}},
+        STUDENTS: {"users": unix_members(STUDENTS), "properties": {"role": "student"}},
+    }
 
 # hubctl.py roster talks to the hub's REST API as a service with its own token (state/, root
 # only): it may create and delete users, change groups and stop servers, nothing else.
@@ -89,8 +91,10 @@ if TOKEN_FILE.is_file():
     }]
 
 # The instructor is the hub's admin (the Admin page: every user's server, stop or start it);
-# TAs are not, like students they use only their own server.
-c.Authenticator.admin_users = {COURSE["instructor"]}
+# TAs are not, like students they use only their own server. In LTI mode nobody logs in with
+# a Unix name: the hub names in course.json's "admins" (lti-<sub>), none by default.
+c.Authenticator.admin_users = (set(COURSE.get("admins", [])) if AUTH == "lti"
+                               else {COURSE["instructor"]})
 
 # Idle culling, as TLJH does: a server with no activity (no kernel busy, no page open) for an
 # hour is stopped, kernels and all; the home folder and the work in it stay. 0: never.
@@ -102,6 +106,10 @@ if IDLE_SECONDS > 0:
     c.JupyterHub.load_roles.append({
         "name": "idle-culler", "services": ["idle-culler"],
         "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]})
+
+# LTI mode: the tool's service, its JWKS for the LMS and the staff's page that sends grades back.
+if AUTH == "lti":
+    lti_auth.add_tool_service(c, HUB, STAFF, port("LTI_PORT", 8083))
 
 # A restart of the hub (a new configuration, an upgrade) leaves users' servers and the proxy
 # running: their kernels survive it, and the hub finds them again from its database.

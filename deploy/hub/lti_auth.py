@@ -15,10 +15,23 @@ is a door this first landing does not open.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
+import threading
+import time
 from pathlib import Path
 
-from mlmcourse.lms.launch import course_groups, record_launch, user_name
+from mlmcourse.lms.launch import course_groups, is_staff, record_launch, user_name
 from mlmcourse.lms.settings import HUB_FIELDS, LtiSettingsError, read_lti_settings
+
+DEPLOYMENT_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/deployment_id"
+# The service of the LTI tool on the hub (lti_service.py): the JWKS the LMS registers, and the
+# staff's page that sends grades back. Its URL is /services/lms/.
+SERVICE = "lms"
+# LTI13Authenticator refuses an id_token issued more than this long ago (its max_age): a nonce
+# needs remembering for that long, so a used one is never accepted twice.
+TOKEN_MAX_AGE = 600
 
 
 def settings(hub: Path) -> dict:
@@ -41,24 +54,104 @@ def configure(c, hub: Path, course_id: str, spawner: str) -> None:
     c.LTI13Authenticator.username_key = "sub"
     c.LTI13Authenticator.manage_groups = True
     c.LTI13Authenticator.enable_auth_state = False  # groups come back from the hook
+    c.LTI13LaunchValidator.max_age = TOKEN_MAX_AGE
     c.Authenticator.allow_all = True  # whoever the course's LMS launches; roles decide the rest
     c.Authenticator.post_auth_hook = post_auth_hook(hub, course_id, values["deployment_id"])
 
 
+def add_tool_service(c, hub: Path, staff_group: str, port: int) -> None:
+    """The tool's service (lti_service.py, as root: it alone reads the tool's private key):
+    its JWKS for anyone, its grades page for the staff group only."""
+    c.JupyterHub.services.append({
+        "name": SERVICE, "url": f"http://127.0.0.1:{port}", "oauth_no_confirm": True,
+        "command": [sys.executable, str(Path(__file__).resolve().parent / "lti_service.py"),
+                    "--hub", str(hub)]})
+    c.JupyterHub.load_roles.append({
+        "name": "lms-grades", "groups": [staff_group],
+        "scopes": [f"access:services!service={SERVICE}"]})
+
+
+class LaunchRefused(Exception):
+    """A checked id_token the course still turns away (another deployment, a nonce used)."""
+
+
+class UsedNonces:
+    """Each launch's nonce is accepted once. LTI13Authenticator checks that the nonce is the
+    one its state cookie asked for, not that it was never used: a launch posted again with the
+    same cookies would log in again. Remembered for the token's max age, in the hub's memory
+    (a hub restart forgets them; a token older than max_age is refused anyway)."""
+
+    def __init__(self, max_age: int = TOKEN_MAX_AGE):
+        self.max_age, self.seen, self.lock = max_age, {}, threading.Lock()
+
+    def use(self, nonce: str | None, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        with self.lock:
+            self.seen = {n: t for n, t in self.seen.items() if t > now - self.max_age}
+            if not nonce or nonce in self.seen:
+                raise LaunchRefused("this launch was used already (a replayed id_token): "
+                                    "open the assignment again from the LMS")
+            self.seen[nonce] = now
+
+
 def post_auth_hook(hub: Path, course_id: str, deployment_id: str):
-    def hook(authenticator, handler, authentication: dict) -> dict:
+    nonces, writing = UsedNonces(), threading.Lock()
+
+    async def hook(authenticator, handler, authentication: dict) -> dict:
         claims = authentication.get("auth_state") or {}
-        launched_from = claims.get("https://purl.imsglobal.org/spec/lti/claim/deployment_id")
-        if launched_from != deployment_id:
-            # the authenticator does not check the deployment; the course does
-            authenticator.log.warning("LTI launch refused: deployment %r is not %r",
-                                      launched_from, deployment_id)
-            return None
+        try:
+            launched_from = claims.get(DEPLOYMENT_CLAIM)
+            if launched_from != deployment_id:  # the authenticator does not check it
+                raise LaunchRefused(f"the launch comes from deployment {launched_from!r}, "
+                                    "not this course's")
+            nonces.use(claims.get("nonce"))
+        except LaunchRefused as err:
+            authenticator.log.warning("LTI launch of sub %r refused: %s", claims.get("sub"), err)
+            from tornado.web import HTTPError
+
+            raise HTTPError(403, f"LTI launch refused: {err}") from err
         name = user_name(claims["sub"])
-        record_launch(hub / "state", name, claims)
+        with_lock = lambda: learn(hub, course_id, name, claims, writing)  # noqa: E731
+        await asyncio.to_thread(with_lock)
         return {"name": name, "groups": course_groups(claims, course_id)}
 
     return hook
+
+
+def learn(hub: Path, course_id: str, name: str, claims: dict, lock: threading.Lock) -> None:
+    """What a launch tells the course about its user, kept where each reader looks: the
+    launch record (passback's LTI ids), the exchange's roster (who may fetch, who collects) and,
+    for a student, the gradebook's name and e-mail (the formgrader and the exports show them)."""
+    import ngshare_roster
+
+    person = ngshare_roster.Person(name, *names(claims), claims.get("email", ""))
+    with lock:
+        record_launch(hub / "state", name, claims)
+        db_url = f"sqlite:///{hub / 'state' / 'ngshare.sqlite'}"
+        ngshare_roster.enrol(db_url, course_id, person, teaches=is_staff(claims))
+        if not is_staff(claims):
+            gradebook_learns(hub / "course" / "gradebook.db", person)
+
+
+def names(claims: dict) -> tuple[str, str]:
+    """(first, last): the OIDC claims given_name and family_name, else the name split once."""
+    first, last = claims.get("given_name", ""), claims.get("family_name", "")
+    if not (first or last):
+        first, _, last = claims.get("name", "").partition(" ")
+    return first, last
+
+
+def gradebook_learns(gradebook: Path, person) -> None:
+    """The student in the course's gradebook (written as root: the file keeps its owner, the
+    containers' user, so the staff's formgrader still writes it)."""
+    from nbgrader.api import Gradebook
+
+    owner = gradebook.stat() if gradebook.exists() else gradebook.parent.stat()
+    with Gradebook(f"sqlite:///{gradebook}") as book:
+        book.update_or_create_student(person.id, first_name=person.first_name,
+                                      last_name=person.last_name, email=person.email)
+    os.chown(gradebook, owner.st_uid, owner.st_gid)
+    os.chmod(gradebook, 0o660)
 
 
 def role_from_hub_group(staff: str):
