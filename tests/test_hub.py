@@ -73,6 +73,7 @@ class Term:
     browser: object
     process: HubProcess
     times: dict[str, float] = field(default_factory=dict)
+    launch: object = None  # LTI mode: user -> the LMS's launch link (no password)
 
     @property
     def course(self) -> Path:
@@ -180,7 +181,7 @@ class HubProcess:
         self.hub = hub
         self.command, self.env = hubctl.hub_command(hub)
         ports = {"PORT": free_port(), "HUB_PORT": free_port(), "API_PORT": free_port(),
-                 "NGSHARE_PORT": free_port()}
+                 "NGSHARE_PORT": free_port(), "LTI_PORT": free_port()}
         self.env.update({f"MLMCOURSE_HUB_{name}": str(port) for name, port in ports.items()})
         self.url = f"http://127.0.0.1:{ports['PORT']}"
         self.log = hub / "jupyterhub.out"
@@ -268,12 +269,15 @@ def the_clone_as_it_was():
 # Logging in, and the nbgrader panels of JupyterLab.
 
 def begin_log_in(term: Term, user: str, password: str | None = None):
-    """A browser of the user's own, logging in with their password (or the one given); the hub
-    then starts the user's JupyterLab (several users' servers start at once while the test goes
-    on with another)."""
+    """A browser of the user's own, logging in with their password (or the one given), or
+    launched from the LMS (LTI mode); the hub then starts the user's JupyterLab (several users'
+    servers start at once while the test goes on with another)."""
     context = term.browser.new_context(viewport=lab.VIEWPORT, device_scale_factor=1)
     context.set_default_timeout(60_000)
     page = context.new_page()
+    if term.launch is not None:  # from the course's page in the LMS: the launch signs in
+        page.goto(term.launch(user))
+        return page
     page.goto(f"{term.url}/hub/login")
     page.fill("#username_input", user)
     page.fill("#password_input", term.passwords[user] if password is None else password)

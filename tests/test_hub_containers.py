@@ -1,17 +1,22 @@
-"""The term on the container hub, in Chromium: the same hub configuration with containers as its
-spawner (`hubctl.py setup --spawner containers`), every server a container of the course image
-(podman), the exchange the ngshare service (no shared folder).
+"""The term on the container hub, in Chromium, with every login a launch from the LMS: the same
+hub configuration with containers as its spawner (`hubctl.py setup --spawner containers --auth
+lti`), every server a container of the course image (podman), the exchange the ngshare service
+(no shared folder), the class whoever a simulated LTI 1.3 platform launches (tests/lms_platform.py).
 
-An instructor releases notebook 01 from the formgrader; three students (right, wrong, hostile)
-log in with their own passwords, fetch from the Assignment List, write their answers, press
-Validate and submit; the hostile student then tries, from a terminal of their own container, to
-read or fetch another student's submission through the exchange, to see other homes or the
-course folder, and gets nothing; a TA collects and autogrades with the formgrader's buttons
-(grading in the staff's container, in the sandbox) and clicks through every formgrader page:
-exact scores, byte-identical submissions, feedback back to each student. Then a class of ten:
-they log in, fetch, Validate and submit at the same time; each gets an honest result; the
-Validate times and each container's peak memory go to build/hub-class/class.json (`python
-deploy/container/bench_class.py` runs this and prints them for the README).
+First, by HTTP against the running hub, a forged, wrong-audience, expired and replayed launch
+are refused. Then the instructor launches and releases notebook 01 from the formgrader; three
+students (right, wrong, hostile) launch, fetch from the Assignment List, write their answers,
+press Validate and submit (the hostile one after the due date); the hostile student then tries,
+from a terminal of their own container, to read or fetch another student's submission through
+the exchange, to see other homes or the course folder, and gets nothing; a TA launches,
+collects and autogrades with the formgrader's buttons (grading in the staff's container, in the
+sandbox) and clicks through every formgrader page: exact scores, the names the launches gave,
+byte-identical submissions, feedback back to each student (the late one's with its penalty);
+the TA sends the grades to the LMS from the hub's Services menu, and the platform's line item
+holds each score. Then a class of ten (Unix users' passwords): they log in, fetch, Validate and
+submit at the same time; each gets an honest result; the Validate times and each container's
+peak memory go to build/hub-class/class.json (`python deploy/container/bench_class.py` runs
+this and prints them for the README).
 
 The steps are tests/test_hub.py's (the term on Unix users); skipped with the reason where
 podman, mmdebstrap or runc are missing or cannot run, besides what that test needs. The image is
@@ -22,6 +27,7 @@ build/hub-containers-shots/.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import secrets
@@ -31,9 +37,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from pathlib import Path
 
 import pytest
+import requests
 from conftest import ROOT
 
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "deploy" / "hub")]
@@ -54,9 +62,11 @@ def why_not_here() -> str | None:
 
 
 @contextlib.contextmanager
-def container_hub(prefix: str, students: dict[str, str] | None = None):
-    """Unix users for the logins (PAM, as on one machine), a hub set up with containers as its
-    spawner, the hub running, Chromium; everything removed afterwards (containers too)."""
+def container_hub(prefix: str, students: dict[str, str] | None = None, lms=None):
+    """A hub set up with containers as its spawner, the hub running, Chromium; everything
+    removed afterwards (containers too). Logins: Unix users' passwords (PAM, as on one
+    machine), or with `lms` (a SimulatedPlatform) launches from the LMS (LTI mode): the class
+    is then the platform's people, known to the hub as lti-<sub>."""
     from playwright.sync_api import sync_playwright
 
     reason = why_not_here()
@@ -71,14 +81,20 @@ def container_hub(prefix: str, students: dict[str, str] | None = None):
                 roles = students
             rows = steps.roster_rows(ta, list(roles.values()))
             roster = steps.write_roster(hub / "roster.csv", rows)
-            hubctl.setup(hub, instructor, notebooks=[steps.NOTEBOOK],
-                         roster=hubctl.read_roster(roster), spawner="containers")
+            if lms is None:
+                hubctl.setup(hub, instructor, notebooks=[steps.NOTEBOOK],
+                             roster=hubctl.read_roster(roster), spawner="containers")
+            else:
+                setup_from_the_lms(hub, instructor, rows, lms)
             with steps.running_hub(hub) as process, sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=str(steps.lab.CHROMIUM),
                                                      args=steps.lab.CHROMIUM_ARGS, headless=True)
                 try:
-                    yield steps.Term(process.url, hub, instructor, ta, roles, newcomer,
-                                     passwords, rows, browser, process)
+                    term = steps.Term(process.url, hub, instructor, ta, roles, newcomer,
+                                      passwords, rows, browser, process)
+                    if lms is not None:
+                        term = launched_term(term, lms)
+                    yield term
                 finally:
                     browser.close()
                     containers.remove_containers(container_of(hub, ""))
@@ -89,6 +105,32 @@ def container_hub(prefix: str, students: dict[str, str] | None = None):
         for user in (students or {}).values():
             hubctl.remove_user(user)
         shutil.rmtree(hub, ignore_errors=True)
+
+
+def setup_from_the_lms(hub: Path, instructor: str, rows: list[dict], lms) -> None:
+    """LTI mode: lti.json from the platform's registration, the hub set up with it (the
+    tool's key made), the tool's JWKS registered with the platform; the class enrolled in the
+    LMS with the roster's names (the instructor's Unix account owns the machine's side only)."""
+    (hub / "from-the-lms.json").write_text(json.dumps(lms.lti_json(key_folder="unused")))
+    hubctl.setup(hub, instructor, notebooks=[steps.NOTEBOOK], spawner="containers",
+                 auth="lti", lti=hub / "from-the-lms.json")
+    lms.tool_jwks = json.loads((hub / hubctl.LTI_KEYS / "jwks.json").read_text())
+    lms.enrol(instructor, "Instructor", "Pat", "Prof")
+    for row in rows:
+        lms.enrol(row["id"], "TeachingAssistant" if row["role"] == "ta" else "Learner",
+                  row["first_name"], row["last_name"])
+
+
+def launched_term(term, lms):
+    """The term as the hub knows it in LTI mode: each user lti-<sub>, logging in by launch."""
+    from mlmcourse.lms.launch import user_name
+
+    lms.tool_url = term.url
+    subs = {user_name(sub): sub for sub in lms.people}
+    return dataclasses.replace(
+        term, instructor=user_name(term.instructor), ta=user_name(term.ta),
+        students={role: user_name(sub) for role, sub in term.students.items()},
+        launch=lambda user: f"{lms.url}/launch?sub={subs[user]}")
 
 
 def extra_students(students: dict[str, str]) -> dict[str, str]:
@@ -134,19 +176,28 @@ print(json.dumps({{"exchange": got, "homes": sorted(os.listdir("/home")),
 """
 
 
-def test_a_whole_term_on_the_container_hub(shots):
-    with container_hub(f"mlc{secrets.token_hex(2)}") as term:
-        run_the_term(term)
+def test_a_whole_term_on_the_container_hub_from_the_lms(shots):
+    """The term with every login a launch from the LMS (LTI mode), and grades sent back."""
+    from lms_platform import SimulatedPlatform
+
+    with SimulatedPlatform({"keys": []}) as lms, container_hub(
+            f"mlc{secrets.token_hex(2)}", lms=lms) as term:
+        run_the_term(term, lms)
 
 
-def run_the_term(term) -> None:
+def run_the_term(term, lms) -> None:
     start = time.monotonic()
     lap = lambda name: term.times.__setitem__(name, time.monotonic() - start)  # noqa: E731
+    launches_refused_by_the_hub(term, lms)
+    lap("refused launches")
+    late_policy_zero(term)
     students = list(term.students.values())
+    launched = time.monotonic()
     pages = {user: steps.begin_log_in(term, user)
              for user in [term.instructor, term.ta, *students]}
     prof = pages[term.instructor]
     steps.wait_for_lab(prof, term.instructor)
+    term.times["launch to lab, the first of five at once"] = time.monotonic() - launched
     steps.shoot(prof, "01-instructor-lab")
     lap("instructor's container and lab")
     steps.release(term, steps.formgrader_from_menu(prof, "instructor"))
@@ -171,6 +222,8 @@ def run_the_term(term) -> None:
         steps.close_dialog(pages[user])
         steps.submit(pages[user], role)
         handed_in[user] = steps.digest(work[user])
+        if role == "wrong":  # the due date passes: the hostile student's submission is late
+            due_now(term)
     lap("validated and submitted")
 
     # The hostile student, in their own container, with their own token: nothing of another.
@@ -208,13 +261,115 @@ def run_the_term(term) -> None:
         submitted = term.course / "submitted" / user / steps.ASSIGNMENT / f"{steps.NOTEBOOK}.ipynb"
         assert steps.digest(submitted) == handed_in[user], f"{role}: the submission changed"
     assert not list(term.hub.rglob("HACKED_BY_*")), "the hostile student wrote somewhere"
+    # the hostile student handed in after the due date: the late policy takes every point
+    late_penalty = {"right": 0, "wrong": 0, "hostile": steps.expected_points("hostile")}
+    expected = {role: steps.expected_points(role) - late_penalty[role] for role in term.students}
     for role, user in term.students.items():
         text = steps.read_feedback(term, pages[user], user, role)
-        got = steps.expected_points(role)
+        got = expected[role]
         assert f"{got:g} / 24" in text or f"{got:.1f} / 24" in text, f"{role}: {text[:500]}"
+        assert ("Late submission penalty" in text) == (late_penalty[role] > 0), text[:500]
     lap("feedback read")
+    lines = grades_back_from_the_hub(term, ta, pages[term.students["right"]])
+    lap("TA sent the grades back to the LMS")
+    given = {score["userId"]: score["scoreGiven"] for score in lms.scores}
+    assert given == {lms_sub(user): expected[role] for role, user in term.students.items()}, (
+        lines)
+    assert {score["scoreMaximum"] for score in lms.scores} == {24.0}, lms.scores
     (SHOTS / "times.txt").write_text(
         "".join(f"{name}: {seconds:.1f} s\n" for name, seconds in term.times.items()))
+
+
+# ---------------------------------------------------------------------------------------------
+# From the LMS and back (LTI mode).
+
+def lms_sub(user: str) -> str:
+    return user.removeprefix("lti-")
+
+
+def http_launch(term, lms, sub: str, **token) -> tuple[requests.Response, dict, dict]:
+    """A launch by HTTP, as a browser makes it: the hub's login initiation (its state and nonce
+    cookies), then an id_token for that nonce posted to its callback. `token`: what the
+    platform changes in the id_token (a forged key, another audience, an expiry)."""
+    session = requests.Session()
+    asked = session.get(lms.login_initiation(sub), allow_redirects=False, timeout=30)
+    assert asked.status_code == 302, asked.text[:500]
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(asked.headers["Location"]).query))
+    cookies = session.cookies.get_dict()
+    role = lms.people[sub]["role"]
+    form = {"id_token": lms.launch_token(sub, role, nonce=query["nonce"], **token),
+            "state": query["state"]}
+    return session.post(lms.redirect_uri, data=form, allow_redirects=False, timeout=30), \
+        cookies, form
+
+
+def launches_refused_by_the_hub(term, lms) -> None:
+    """A forged signature, another audience, an expired token and a replayed launch are
+    refused, each with its reason, and logged; a good launch is let in."""
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    sub = lms_sub(term.students["right"])
+    other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    for why, token, status, says in (
+            ("forged", {"key": other_key}, 400, "Signature verification failed"),
+            ("another audience", {"audience": "another-tool"}, 401, "audience"),
+            ("expired", {"expires_in": -60}, 400, "expired")):
+        answer, _, _ = http_launch(term, lms, sub, **token)
+        assert (answer.status_code, says.lower() in answer.text.lower()) == (status, True), (
+            why, answer.status_code, answer.text[-1500:])
+    good, cookies, form = http_launch(term, lms, sub)
+    assert good.status_code == 302 and "/hub/user-redirect/lab" in good.headers["Location"]
+    replayed = requests.post(lms.redirect_uri, data=form, cookies=cookies,
+                             allow_redirects=False, timeout=30)
+    assert replayed.status_code == 403 and "used already" in replayed.text, replayed.text[-1500:]
+    log = (term.hub / "logs" / "jupyterhub.log").read_text()
+    assert f"LTI launch of sub '{sub}' refused: this launch was used already" in log
+
+
+def late_policy_zero(term) -> None:
+    """The instructor's late policy (README: nbgrader's own): a late submission earns 0."""
+    config = term.course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+
+
+def due_now(term) -> None:
+    """The assignment's due date, now (written as the formgrader would, the file's owner kept)."""
+    from datetime import UTC, datetime
+
+    from nbgrader.api import Gradebook
+
+    path = term.course / "gradebook.db"
+    with Gradebook(f"sqlite:///{path}") as gradebook:
+        gradebook.update_or_create_assignment(
+            steps.ASSIGNMENT, duedate=datetime.now(UTC).replace(tzinfo=None))
+    containers.own_for_containers(path)
+
+
+def grades_back_from_the_hub(term, ta, student) -> list[str]:
+    """The TA: File > Hub Control Panel, the hub's Services menu, lms: the page shows what
+    would be sent; its button sends it. A student is refused the page."""
+    with ta.context.expect_page() as opened:
+        steps.open_menu_item(ta, "File", "hub:control-panel")
+    hub_page = opened.value
+    hub_page.get_by_role("button", name="Services").or_(
+        hub_page.get_by_role("link", name="Services")).click()
+    hub_page.get_by_role("link", name="lms", exact=True).click()
+    hub_page.get_by_role("heading", name="Grades to the LMS").wait_for()
+    dry_run = hub_page.locator("#passback-lines li").all_inner_texts()
+    assert len(dry_run) == 3 and all(": would send" in line for line in dry_run), dry_run
+    steps.shoot(hub_page, "11-ta-grades-to-the-lms")
+    pressed = time.monotonic()
+    hub_page.get_by_role("button", name="Send grades to the LMS").click()
+    hub_page.get_by_role("heading", name="Sent").wait_for()
+    term.times["passback of the class, button to page"] = time.monotonic() - pressed
+    sent = hub_page.locator("#passback-lines li").all_inner_texts()
+    assert all(line.endswith(": sent") for line in sent), sent
+    steps.shoot(hub_page, "12-ta-grades-sent")
+    answer = student.goto(f"{term.url}/services/lms/")
+    assert answer.status == 403, f"a student reached the grades page: {answer.status}"
+    keys = requests.get(f"{term.url}/services/lms/jwks.json", timeout=30).json()
+    assert keys == json.loads((term.hub / hubctl.LTI_KEYS / "jwks.json").read_text())
+    return sent
 
 
 # ---------------------------------------------------------------------------------------------
