@@ -207,6 +207,9 @@ def run_the_term(term, lms) -> None:
     for role, user in term.students.items():
         page = pages[user]
         steps.wait_for_lab(page, user)
+        # the launch lands on the Assignment List (the student's first workspace)
+        page.locator("#nbgrader-assignment-list .nbgrader-AssignmentList, "
+                     "#nbgrader-assignment-list").first.wait_for()
         assert steps.nbgrader_menu(page) == ["nbgrader:open-assignment-list"]
         steps.fetch(page, role)
         work[user] = steps.write_answer(term, page, user, steps.answer_of(role))

@@ -135,6 +135,9 @@ def test_a_learner_never_gets_a_staff_server(tmp_path, monkeypatch):
         assert spawner.environment["JUPYTER_CONFIG_DIR"] == f"/opt/course/roles/{role}", name
         staff_folder = str(tmp_path / "course") in spawner.volumes
         assert staff_folder == (role == "instructor"), f"{name} and the course folder"
+        # a student's first lab opens on the Assignment List (JupyterLab's default workspace)
+        first_view = tmp_path / "homes" / name / ".jupyter/lab/workspaces"
+        assert first_view.is_dir() == (role == "student"), name
 
 
 def test_lti_mode_refuses_the_local_spawner_and_a_short_lti_json(tmp_path, monkeypatch):

@@ -168,17 +168,37 @@ def font_cache(hub: Path, tag: str) -> Path:
     return folder
 
 
-def ensure_home(hub: Path, user: str, fonts: Path | None = None) -> Path:
+def ensure_home(hub: Path, user: str, fonts: Path | None = None,
+                student: bool = False) -> Path:
     """<hub>/homes/<user>, owned by the image's user (a container sees it as its home), with
-    matplotlib's font list in place."""
+    matplotlib's font list in place and, for a student, the Assignment List as the first view."""
     home = hub / "homes" / user
     if not home.is_dir():
         home.mkdir(parents=True)
         os.chmod(home, 0o700)
         if fonts is not None and fonts.is_dir():
             shutil.copytree(fonts, home / ".cache" / "matplotlib")
+        if student:
+            open_on_the_assignment_list(home / ".jupyter" / "lab" / "workspaces")
         own_for_containers(home)
     return home
+
+
+ASSIGNMENT_LIST = "nbgrader-assignment-list:nbgrader-assignment-list"  # its restorer's key
+
+
+def open_on_the_assignment_list(workspaces: Path) -> None:
+    """JupyterLab's default workspace with nbgrader's Assignment List in the main area: the
+    first lab a student sees (from a launch, a login) is where the assignment is fetched. Later
+    layouts are the student's own (JupyterLab saves them over this one)."""
+    from jupyterlab_server.workspaces_handler import WORKSPACE_EXTENSION, slugify
+
+    layout = {"data": {"layout-restorer:data": {"main": {
+        "dock": {"type": "tab-area", "currentIndex": 0, "widgets": [ASSIGNMENT_LIST]},
+        "current": ASSIGNMENT_LIST}}, ASSIGNMENT_LIST: {"data": {}}},
+        "metadata": {"id": "default"}}
+    workspaces.mkdir(parents=True, exist_ok=True)
+    (workspaces / f"{slugify('default')}{WORKSPACE_EXTENSION}").write_text(json.dumps(layout))
 
 
 def course_folder(hub: Path) -> Path:
@@ -237,7 +257,7 @@ def configure(c, hub: Path, course: dict, role, ports: dict) -> None:
         user = spawner.user.name
         staff = role(spawner) == "instructor"
         fonts = hub / "state" / f"matplotlib-{course['image'].rpartition(':')[2]}"
-        volumes = {str(ensure_home(hub, user, fonts)): HOME_IN_CONTAINER}
+        volumes = {str(ensure_home(hub, user, fonts, student=not staff)): HOME_IN_CONTAINER}
         if staff:
             volumes[str(course_folder(hub))] = course_in_container
         spawner.volumes = volumes
