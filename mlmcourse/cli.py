@@ -171,16 +171,19 @@ def cmd_passback(args: argparse.Namespace) -> int:
         passback,
         read_lti_ids,
         read_scores,
+        read_staff,
     )
 
     root = find_root()
     settings = Path(args.config or root / "lti.json")
+    ids_file = Path(args.ids) if args.ids else settings.parent / "lti-users.json"
     try:
         platform = Platform.load(settings)
-        ids = read_lti_ids(Path(args.ids) if args.ids else settings.parent / "lti-users.json")
-        scores = read_scores(gradebook_url(root, args.db_url), args.assignment)
+        ids = read_lti_ids(ids_file)
+        scores = read_scores(gradebook_url(root, args.db_url), args.assignment,
+                             submitted=root / "submitted")
         outcome = passback(platform, scores, ids, settings.parent / "passback-sent.json",
-                           dry_run=args.dry_run)
+                           dry_run=args.dry_run, staff=read_staff(ids_file))
     except (PassbackError, KeyFolderError, OSError, ValueError) as err:
         print(f"passback: {err}", file=sys.stderr)
         return 2

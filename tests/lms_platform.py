@@ -35,6 +35,7 @@ class SimulatedPlatform:
     def __init__(self, tool_jwks: dict, client_id: str = "tool-client-1",
                  deployment_id: str = "deployment-1"):
         self.tool_jwks, self.client_id, self.deployment_id = tool_jwks, client_id, deployment_id
+        self.context_id = "course-1"  # the LMS course the tool is placed in
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.tokens: set[str] = set()
         self.scores: list[dict] = []
@@ -51,7 +52,8 @@ class SimulatedPlatform:
     def lti_json(self, key_folder: str) -> dict:
         """The tool's lti.json for this platform (README: every field)."""
         return {"issuer": self.issuer, "client_id": self.client_id,
-                "deployment_id": self.deployment_id, "token_url": self.token_url,
+                "deployment_id": self.deployment_id, "context_id": self.context_id,
+                "token_url": self.token_url,
                 "lineitem_url": self.lineitem_url, "key_folder": key_folder,
                 "authorize_url": self.authorize_url, "jwks_url": self.jwks_url}
 
@@ -103,7 +105,7 @@ class SimulatedPlatform:
                   LTI + "message_type": "LtiResourceLinkRequest", LTI + "version": "1.3.0",
                   LTI + "resource_link": {"id": "link-1"},
                   LTI + "target_link_uri": self.target_link_uri or "http://127.0.0.1/",
-                  LTI + "context": {"id": "course-1", "label": "BERT-MLM"},
+                  LTI + "context": {"id": self.context_id, "label": "BERT-MLM"},
                   AGS: {"scope": ["https://purl.imsglobal.org/spec/lti-ags/scope/score"],
                         "lineitem": self.lineitem_url}, **extra}
         return jwt.encode(claims, key or self.key, algorithm="RS256",

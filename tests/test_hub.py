@@ -445,8 +445,10 @@ def release(term: Term, page) -> None:
 
 
 def fetch(page, who: str) -> None:
-    """The Assignment List's Fetch button (the course's only released assignment)."""
+    """The Assignment List's Fetch button (the course's only released assignment), after its
+    refresh button (a list opened before the release, as a launch opens it, shows none yet)."""
     assignment_list(page)
+    page.get_by_title("Refresh assignments list").click()
     page.get_by_role("button", name="Fetch", exact=True).click()
     page.get_by_role("button", name="Submit", exact=True).wait_for()
     shoot(page, f"04-{who}-fetched")

@@ -15,15 +15,17 @@ from traitlets.config import Config
 ROLES_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/roles"
 DEPLOYMENT = "https://purl.imsglobal.org/spec/lti/claim/deployment_id"
 LTI = {"issuer": "https://lms.example", "client_id": "tool-1", "deployment_id": "dep-1",
+       "context_id": "course-1",
        "authorize_url": "https://lms.example/auth", "jwks_url": "https://lms.example/jwks",
        "token_url": "https://lms.example/token", "lineitem_url": "https://lms.example/li/1",
        "key_folder": "keys"}
 
 
-def lti_hub_config(tmp_path, monkeypatch, spawner="containers", lti=LTI) -> Config:
+def lti_hub_config(tmp_path, monkeypatch, spawner="containers", lti=LTI,
+                   course: dict | None = None) -> Config:
     (tmp_path / "course").mkdir(parents=True)
     hub_config(tmp_path, monkeypatch)  # course.json's first version and state/
-    course = json.loads((tmp_path / "course.json").read_text())
+    course = {**json.loads((tmp_path / "course.json").read_text()), **(course or {})}
     course.update(auth="lti", spawner=spawner, image="localhost/mlmcourse:test", network={
         "name": "mlmcourse-0123abcd", "subnet": "10.89.65.0/24", "gateway": "10.89.65.1"})
     (tmp_path / "course.json").write_text(json.dumps(course))
@@ -33,12 +35,16 @@ def lti_hub_config(tmp_path, monkeypatch, spawner="containers", lti=LTI) -> Conf
     return config
 
 
-def launch(sub: str, *roles: str, deployment: str = "dep-1") -> dict:
+def launch(sub: str, *roles: str, deployment: str = "dep-1", context: str = "course-1",
+           kind: str = "LtiResourceLinkRequest") -> dict:
+    import time
     import uuid
 
     claims = {"sub": sub, "name": f"Name of {sub}", "email": f"{sub}@school.example",
               ROLES_CLAIM: [ROLES[r] for r in roles], DEPLOYMENT: deployment,
-              "nonce": uuid.uuid4().hex}
+              "nonce": uuid.uuid4().hex, "iat": int(time.time()),
+              "https://purl.imsglobal.org/spec/lti/claim/context": {"id": context},
+              "https://purl.imsglobal.org/spec/lti/claim/message_type": kind}
     return {"name": sub, "auth_state": claims}
 
 
@@ -78,6 +84,10 @@ def test_roles_map_to_the_course_groups_on_every_launch(tmp_path, monkeypatch):
 
     db_url = f"sqlite:///{tmp_path / 'state' / 'ngshare.sqlite'}"
     ngshare_roster.prepare(db_url, str(tmp_path / "state" / "files"))
+    from nbgrader.api import Gradebook
+
+    book_url = f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}"
+    Gradebook(book_url).close()  # (set-up makes the course's gradebook)
     student, _ = run_hook(c, launch("ann", "Learner"))
     assert student["groups"] == ["bert_mlm_course-students"] and student["name"] == "lti-ann"
     teacher, _ = run_hook(c, launch("dan", "Instructor"))
@@ -93,9 +103,7 @@ def test_roles_map_to_the_course_groups_on_every_launch(tmp_path, monkeypatch):
     with ngshare_roster.course_session(db_url, "bert_mlm_course") as (_, course):
         assert sorted(u.id for u in course.students) == ["lti-ann", "lti-dan"]
         assert [u.id for u in course.instructors] == []
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}") as book:
+    with Gradebook(book_url) as book:
         ann = book.find_student("lti-ann")
         assert (ann.first_name, ann.last_name, ann.email) == ("Name", "of ann",
                                                                "ann@school.example")
@@ -124,6 +132,86 @@ def test_a_launch_is_accepted_once(tmp_path, monkeypatch):
         run_hook(c, claims)
 
 
+def test_a_launch_from_another_course_or_a_content_picker_is_refused(tmp_path, monkeypatch):
+    """A tool placed for the whole school sends one deployment from every course: a student
+    who teaches a sandbox course is no staff here, and a Deep Linking request is no launch."""
+    from tornado.web import HTTPError
+
+    c = lti_hub_config(tmp_path, monkeypatch)
+    import lti_auth
+
+    monkeypatch.setattr(lti_auth, "learn", lambda *args: None)
+    with pytest.raises(HTTPError, match="LMS course \\(context\\) 'sandbox-9'"):
+        run_hook(c, launch("eve", "Instructor", context="sandbox-9"))
+    with pytest.raises(HTTPError, match="LtiDeepLinkingRequest"):
+        run_hook(c, launch("eve", "Instructor", kind="LtiDeepLinkingRequest"))
+    teaches_elsewhere = launch("eve", "Learner")
+    teaches_elsewhere["auth_state"][ROLES_CLAIM] = [
+        "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Instructor",
+        "http://purl.imsglobal.org/vocab/lis/v2/membership#Mentor"]
+    assert run_hook(c, teaches_elsewhere)[0]["groups"] == ["bert_mlm_course-students"]
+
+
+def test_admins_are_set_on_every_launch_and_a_new_role_stops_the_old_server(tmp_path,
+                                                                            monkeypatch):
+    import asyncio
+
+    course = {"admins": ["lti-dan"]}
+    c = lti_hub_config(tmp_path, monkeypatch, course=course)
+    import lti_auth
+
+    monkeypatch.setattr(lti_auth, "learn", lambda *args: None)
+    assert run_hook(c, launch("dan", "Instructor"))[0]["admin"] is True
+    assert run_hook(c, launch("ann", "Learner"))[0]["admin"] is False
+    stopped = []
+
+    class Handler:  # the hub's handler, with a TA's server running
+        log = type("Log", (), {"warning": lambda *a: None})()
+
+        def find_user(self, name):
+            group = type("Group", (), {"name": "bert_mlm_course-staff"})()
+            spawner = type("Spawner", (), {"active": True})()
+            return type("User", (), {"name": name, "groups": [group], "spawner": spawner})()
+
+        async def stop_single_user(self, user):
+            stopped.append(user.name)
+
+    hook = c.Authenticator.post_auth_hook
+    auth = type("Auth", (), {"log": Handler.log})()
+    asyncio.run(hook(auth, Handler(), launch("dan", "Instructor")))
+    assert stopped == []  # still staff: the server stays
+    asyncio.run(hook(auth, Handler(), launch("dan", "Learner")))
+    assert stopped == ["lti-dan"]  # a student now: the staff server stops
+
+
+def test_the_hub_never_writes_through_a_link_in_the_course_folder(tmp_path, monkeypatch):
+    """The course folder is the staff's: a gradebook.db they made a link (to a database of the
+    hub's) is neither written nor re-owned by the hub's root; the launch goes on, logged."""
+    import sqlite3
+
+    c = lti_hub_config(tmp_path, monkeypatch)
+    import ngshare_roster
+
+    ngshare_roster.prepare(f"sqlite:///{tmp_path / 'state' / 'ngshare.sqlite'}",
+                           str(tmp_path / "state" / "files"))
+    private = tmp_path / "state" / "private.sqlite"
+    sqlite3.connect(private).close()
+    private.chmod(0o600)
+    (tmp_path / "course" / "gradebook.db").symlink_to(private)
+    answer, warnings = run_hook(c, launch("ann", "Learner"))
+    assert answer["name"] == "lti-ann"
+    assert any("not a plain file" in line for line in warnings), warnings
+    assert private.stat().st_mode & 0o777 == 0o600 and private.stat().st_size == 0
+
+
+def test_a_hub_name_of_another_lms_user_is_refused(tmp_path):
+    from mlmcourse.lms.launch import LaunchRefused, record_launch
+
+    record_launch(tmp_path, "lti-ann", {"sub": "ann"})
+    with pytest.raises(LaunchRefused, match="another LMS user"):
+        record_launch(tmp_path, "lti-ann", {"sub": "ANN-with-a-colliding-name"})
+
+
 def test_a_learner_never_gets_a_staff_server(tmp_path, monkeypatch):
     c = lti_hub_config(tmp_path, monkeypatch)
     # the launch's hub group alone decides: there is no Unix staff group in LTI mode
@@ -145,6 +233,8 @@ def test_lti_mode_refuses_the_local_spawner_and_a_short_lti_json(tmp_path, monke
         lti_hub_config(tmp_path / "local", monkeypatch, spawner="local")
     with pytest.raises(SystemExit, match="lacks jwks_url"):
         lti_hub_config(tmp_path / "short", monkeypatch, lti={**LTI, "jwks_url": ""})
+    with pytest.raises(SystemExit, match="deployment_id as JSON strings"):
+        lti_hub_config(tmp_path / "number", monkeypatch, lti={**LTI, "deployment_id": 1})
 
 
 # LTI13Authenticator's own checks of a launch's id_token, in process, against the simulated

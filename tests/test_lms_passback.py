@@ -14,7 +14,14 @@ from nbgrader.api import Gradebook
 
 from mlmcourse import cli
 from mlmcourse.lms.keys import JWKS, PRIVATE_KEY, KeyFolderError, ensure_keys
-from mlmcourse.lms.passback import PassbackError, Platform, passback, read_lti_ids, read_scores
+from mlmcourse.lms.passback import (
+    PassbackError,
+    Platform,
+    passback,
+    read_lti_ids,
+    read_scores,
+    read_staff,
+)
 
 DUE = datetime(2026, 12, 1, 12, 0)
 EXPECTED = {"ann": 9.0, "bob": 5.0, "cy": 7.0}  # ann full auto; bob 7 late less 2; cy manual
@@ -35,6 +42,9 @@ def make_gradebook(url: str) -> None:
             gb.find_grade("auto", "01_corruption", "bert_mlm", student).auto_score = auto
             written = gb.find_grade("written", "01_corruption", "bert_mlm", student)
             written.auto_score, written.manual_score = manual, (1 if student == "cy" else None)
+            for cell in ("auto", "written"):  # graded, as after autograde and the TA's pass
+                grade = gb.find_grade(cell, "01_corruption", "bert_mlm", student)
+                grade.needs_manual_grade = False
         gb.find_submission_notebook("01_corruption", "bert_mlm", "bob").late_submission_penalty = 2
         gb.db.commit()
 
@@ -99,6 +109,31 @@ def test_a_student_without_an_lti_id_fails_alone(course, capsys):
     captured = capsys.readouterr()
     assert "bob: FAILED, no LTI id" in captured.out
     assert "1 student(s) not sent: bob" in captured.err
+
+
+def test_a_score_not_final_yet_or_a_user_now_staff_is_not_sent(course, capsys):
+    """Waiting for manual grading, collected and not autograded (no score in the gradebook
+    yet), staff at their last launch: each says so, and nothing of theirs is sent."""
+    folder, url, lms = course
+    with Gradebook(url) as gb:
+        gb.find_grade("written", "01_corruption", "bert_mlm", "ann").needs_manual_grade = True
+        gb.add_student("dee")  # collected, not autograded yet
+        gb.add_student("eli")  # nothing handed in: a 0 goes
+        gb.db.commit()
+    (folder / "submitted" / "dee" / "bert_mlm").mkdir(parents=True)
+    users = json.loads((folder / "lti-users.json").read_text())
+    users.update(dee={"sub": "lms-dee"}, eli={"sub": "lms-eli"},
+                 cy={"sub": "lms-cy", "staff": True})
+    (folder / "lti-users.json").write_text(json.dumps(users))
+    scores = read_scores(url, "bert_mlm", submitted=folder / "submitted")
+    outcome = passback(Platform.load(folder / "lti.json"), scores,
+                       read_lti_ids(folder / "lti-users.json"), folder / "sent.json",
+                       staff=read_staff(folder / "lti-users.json"))
+    assert "ann: waits for manual grading, not sent" in outcome.lines
+    assert "dee: collected, not autograded yet, not sent" in outcome.lines
+    assert "cy: staff in the LMS now, not sent" in outcome.lines
+    assert {s["userId"]: s["scoreGiven"] for s in lms.scores} == {"lms-bob": 5.0,
+                                                                   "lms-eli": 0.0}
 
 
 def test_a_refused_token_is_a_clear_error(course, capsys):

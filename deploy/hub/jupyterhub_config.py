@@ -61,7 +61,7 @@ if AUTH not in ("pam", "lti"):
 if AUTH == "lti":
     import lti_auth
 
-    lti_auth.configure(c, HUB, COURSE_ID, SPAWNER)
+    lti_auth.configure(c, HUB, COURSE_ID, SPAWNER, set(COURSE.get("admins", [])))
 else:
     # Who may log in: each user with their own Unix password (PAM, the `login` service), and only
     # members of the course's two Unix groups; root and every other account of the machine are
@@ -92,7 +92,8 @@ if TOKEN_FILE.is_file():
 
 # The instructor is the hub's admin (the Admin page: every user's server, stop or start it);
 # TAs are not, like students they use only their own server. In LTI mode nobody logs in with
-# a Unix name: the hub names in course.json's "admins" (lti-<sub>), none by default.
+# a Unix name: the hub names in course.json's "admins" (as lti-users.json names them), none by
+# default; each launch sets it again, so a name taken out of the list is no admin next time.
 c.Authenticator.admin_users = (set(COURSE.get("admins", [])) if AUTH == "lti"
                                else {COURSE["instructor"]})
 

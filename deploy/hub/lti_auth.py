@@ -22,10 +22,16 @@ import threading
 import time
 from pathlib import Path
 
-from mlmcourse.lms.launch import course_groups, is_staff, record_launch, user_name
+from mlmcourse.lms.launch import (
+    LaunchRefused,
+    check_course_launch,
+    course_groups,
+    is_staff,
+    record_launch,
+    user_name,
+)
 from mlmcourse.lms.settings import HUB_FIELDS, LtiSettingsError, read_lti_settings
 
-DEPLOYMENT_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/deployment_id"
 # The service of the LTI tool on the hub (lti_service.py): the JWKS the LMS registers, and the
 # staff's page that sends grades back. Its URL is /services/lms/.
 SERVICE = "lms"
@@ -41,7 +47,7 @@ def settings(hub: Path) -> dict:
         raise SystemExit(f"LTI mode: {err}") from err
 
 
-def configure(c, hub: Path, course_id: str, spawner: str) -> None:
+def configure(c, hub: Path, course_id: str, spawner: str, admins: set[str]) -> None:
     if spawner != "containers":
         raise SystemExit("LTI mode needs the containers spawner (hubctl.py setup --spawner "
                          "containers): the local spawner runs servers as Unix users")
@@ -56,7 +62,7 @@ def configure(c, hub: Path, course_id: str, spawner: str) -> None:
     c.LTI13Authenticator.enable_auth_state = False  # groups come back from the hook
     c.LTI13LaunchValidator.max_age = TOKEN_MAX_AGE
     c.Authenticator.allow_all = True  # whoever the course's LMS launches; roles decide the rest
-    c.Authenticator.post_auth_hook = post_auth_hook(hub, course_id, values["deployment_id"])
+    c.Authenticator.post_auth_hook = post_auth_hook(hub, course_id, values, admins)
 
 
 def add_tool_service(c, hub: Path, staff_group: str, port: int) -> None:
@@ -71,54 +77,71 @@ def add_tool_service(c, hub: Path, staff_group: str, port: int) -> None:
         "scopes": [f"access:services!service={SERVICE}"]})
 
 
-class LaunchRefused(Exception):
-    """A checked id_token the course still turns away (another deployment, a nonce used)."""
-
-
 class UsedNonces:
     """Each launch's nonce is accepted once. LTI13Authenticator checks that the nonce is the
     one its state cookie asked for, not that it was never used: a launch posted again with the
-    same cookies would log in again. Remembered for the token's max age, in the hub's memory
-    (a hub restart forgets them; a token older than max_age is refused anyway)."""
+    same cookies would log in again. Remembered for the token's max age, in the hub's memory;
+    a token issued before this hub started is refused (its nonce may have been used before a
+    restart), and one older than max_age the authenticator refuses itself."""
 
-    def __init__(self, max_age: int = TOKEN_MAX_AGE):
+    def __init__(self, max_age: int = TOKEN_MAX_AGE, started: float | None = None):
         self.max_age, self.seen, self.lock = max_age, {}, threading.Lock()
+        self.started = time.time() if started is None else started
 
-    def use(self, nonce: str | None, now: float | None = None) -> None:
+    def use(self, nonce: str | None, issued: float = float("inf"),
+            now: float | None = None) -> None:
         now = time.time() if now is None else now
         with self.lock:
             self.seen = {n: t for n, t in self.seen.items() if t > now - self.max_age}
             if not nonce or nonce in self.seen:
                 raise LaunchRefused("this launch was used already (a replayed id_token): "
                                     "open the assignment again from the LMS")
+            if issued < self.started - 5:  # (a few seconds of clock drift allowed)
+                raise LaunchRefused("the launch began before the hub restarted: open the "
+                                    "assignment again from the LMS")
             self.seen[nonce] = now
 
 
-def post_auth_hook(hub: Path, course_id: str, deployment_id: str):
+def post_auth_hook(hub: Path, course_id: str, values: dict, admins: set[str]):
+    """The course's checks and bookkeeping of a launch the authenticator accepted."""
     nonces, writing = UsedNonces(), threading.Lock()
+    staff_group = f"{course_id}-staff"
 
     async def hook(authenticator, handler, authentication: dict) -> dict:
         claims = authentication.get("auth_state") or {}
         try:
-            launched_from = claims.get(DEPLOYMENT_CLAIM)
-            if launched_from != deployment_id:  # the authenticator does not check it
-                raise LaunchRefused(f"the launch comes from deployment {launched_from!r}, "
-                                    "not this course's")
-            nonces.use(claims.get("nonce"))
+            check_course_launch(claims, values["deployment_id"], values["context_id"])
+            nonces.use(claims.get("nonce"), claims.get("iat", 0))
+            name = user_name(claims["sub"])
+            await asyncio.to_thread(learn, hub, course_id, name, claims, writing,
+                                    authenticator.log)
         except LaunchRefused as err:
             authenticator.log.warning("LTI launch of sub %r refused: %s", claims.get("sub"), err)
             from tornado.web import HTTPError
 
             raise HTTPError(403, f"LTI launch refused: {err}") from err
-        name = user_name(claims["sub"])
-        with_lock = lambda: learn(hub, course_id, name, claims, writing)  # noqa: E731
-        await asyncio.to_thread(with_lock)
-        return {"name": name, "groups": course_groups(claims, course_id)}
+        groups = course_groups(claims, course_id)
+        await stop_a_server_of_another_role(handler, name, staff_group in groups, staff_group)
+        return {"name": name, "groups": groups, "admin": name in admins}
 
     return hook
 
 
-def learn(hub: Path, course_id: str, name: str, claims: dict, lock: threading.Lock) -> None:
+async def stop_a_server_of_another_role(handler, name: str, staff: bool, staff_group: str):
+    """A role changed in the LMS reaches a running server too: the server was made for the
+    old role (a TA's course folder and formgrader), so it stops, and the launch starts one of
+    the new role."""
+    user = handler.find_user(name) if handler is not None else None
+    if user is None or not user.spawner.active:
+        return
+    if (staff_group in {group.name for group in user.groups}) != staff:
+        handler.log.warning("LTI: %s is %s now; their server of the other role stops", name,
+                            "staff" if staff else "a student")
+        await handler.stop_single_user(user)
+
+
+def learn(hub: Path, course_id: str, name: str, claims: dict, lock: threading.Lock,
+          log) -> None:
     """What a launch tells the course about its user, kept where each reader looks: the
     launch record (passback's LTI ids), the exchange's roster (who may fetch, who collects) and,
     for a student, the gradebook's name and e-mail (the formgrader and the exports show them)."""
@@ -129,8 +152,15 @@ def learn(hub: Path, course_id: str, name: str, claims: dict, lock: threading.Lo
         record_launch(hub / "state", name, claims)
         db_url = f"sqlite:///{hub / 'state' / 'ngshare.sqlite'}"
         ngshare_roster.enrol(db_url, course_id, person, teaches=is_staff(claims))
-        if not is_staff(claims):
-            gradebook_learns(hub / "course" / "gradebook.db", person)
+        gradebook = hub / "course" / "gradebook.db"
+        if is_staff(claims):
+            return
+        if gradebook.is_symlink() or not gradebook.is_file():
+            # the staff's folder: the hub (root) never writes through a link they made
+            log.warning("LTI: %s is not a plain file; %s's name is not written to it",
+                        gradebook, name)
+            return
+        gradebook_learns(gradebook, person)
 
 
 def names(claims: dict) -> tuple[str, str]:
@@ -142,16 +172,16 @@ def names(claims: dict) -> tuple[str, str]:
 
 
 def gradebook_learns(gradebook: Path, person) -> None:
-    """The student in the course's gradebook (written as root: the file keeps its owner, the
-    containers' user, so the staff's formgrader still writes it)."""
+    """The student in the course's gradebook (a plain file: learn checked), given back to its
+    owner, the containers' user, so the staff's formgrader still writes it."""
     from nbgrader.api import Gradebook
 
-    owner = gradebook.stat() if gradebook.exists() else gradebook.parent.stat()
+    owner = gradebook.stat(follow_symlinks=False)
     with Gradebook(f"sqlite:///{gradebook}") as book:
         book.update_or_create_student(person.id, first_name=person.first_name,
                                       last_name=person.last_name, email=person.email)
-    os.chown(gradebook, owner.st_uid, owner.st_gid)
-    os.chmod(gradebook, 0o660)
+    os.chown(gradebook, owner.st_uid, owner.st_gid, follow_symlinks=False)
+    os.chmod(gradebook, 0o660)  # (not a link: checked above)
 
 
 def role_from_hub_group(staff: str):

@@ -28,6 +28,8 @@ ASSIGNMENT = "bert_mlm"
 
 def run_passback(hub: Path, dry_run: bool):
     """The passback's lines and failures, or the reason it could not run at all."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     from mlmcourse.lms.keys import KeyFolderError
     from mlmcourse.lms.passback import (
         PassbackError,
@@ -35,15 +37,23 @@ def run_passback(hub: Path, dry_run: bool):
         passback,
         read_lti_ids,
         read_scores,
+        read_staff,
     )
 
+    gradebook = hub / "course" / "gradebook.db"
+    if gradebook.is_symlink() or not gradebook.is_file():  # (the staff's folder: no link)
+        return f"{gradebook} is not a plain file: autograde first, in the formgrader"
+    users = hub / "state" / "lti-users.json"
     try:
         platform = Platform.load(hub / "lti.json")
-        ids = read_lti_ids(hub / "state" / "lti-users.json")
-        scores = read_scores(f"sqlite:///{hub / 'course' / 'gradebook.db'}", ASSIGNMENT)
-        return passback(platform, scores, ids, hub / "state" / "passback-sent.json", dry_run)
+        ids = read_lti_ids(users)
+        scores = read_scores(f"sqlite:///{gradebook}", ASSIGNMENT, hub / "course" / "submitted")
+        return passback(platform, scores, ids, hub / "state" / "passback-sent.json", dry_run,
+                        staff=read_staff(users))
     except (PassbackError, KeyFolderError, OSError, ValueError) as err:
         return str(err)
+    except SQLAlchemyError as err:
+        return f"the gradebook {gradebook} cannot be read: {type(err).__name__}"
 
 
 PAGE = """<!doctype html>
@@ -83,6 +93,8 @@ def make_app(hub: Path, prefix: str, key_folder: Path):
 
     from mlmcourse.lms.keys import JWKS
 
+    sending = asyncio.Lock()
+
     class Keys(web.RequestHandler):
         def get(self):
             self.set_header("Content-Type", "application/json")
@@ -95,7 +107,8 @@ def make_app(hub: Path, prefix: str, key_folder: Path):
 
         @web.authenticated
         async def post(self):
-            outcome = await asyncio.to_thread(run_passback, hub, False)
+            async with sending:  # two TAs pressing at once: one sending, then the other
+                outcome = await asyncio.to_thread(run_passback, hub, False)
             self.log_sent(outcome)
             self.write(page(self, outcome, True))
 

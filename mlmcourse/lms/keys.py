@@ -32,8 +32,10 @@ def ensure_keys(folder: Path) -> Path:
         descriptor = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(pem)
-        (folder / JWKS).write_text(json.dumps(public_jwks(key), indent=2) + "\n")
     check_private(private)
+    if not (folder / JWKS).exists():  # (made with the key; made again from it if deleted)
+        key = serialization.load_pem_private_key(private.read_bytes(), password=None)
+        (folder / JWKS).write_text(json.dumps(public_jwks(key), indent=2) + "\n")
     return private
 
 

@@ -15,9 +15,19 @@ import re
 from pathlib import Path
 
 ROLES_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/roles"
-# LIS role names (the fragment or last path part of the role URI) that make a user staff.
+CONTEXT_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/context"
+MESSAGE_TYPE_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/message_type"
+# The course's roles are membership roles (LIS v2), in the launch's context: the principal
+# (membership#Instructor) or a sub-role (membership/Instructor#TeachingAssistant). Institution
+# and system roles (a student who teaches another course of the school) say nothing of this one.
+MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+# LIS role names that make a user staff of the course.
 STAFF_ROLES = {"Instructor", "TeachingAssistant", "ContentDeveloper", "Administrator"}
 USERS_FILE = "lti-users.json"
+
+
+class LaunchRefused(Exception):
+    """A checked id_token the course still turns away; the message says why."""
 
 
 def user_name(sub: str, prefix: str = "lti-") -> str:
@@ -33,19 +43,49 @@ def user_name(sub: str, prefix: str = "lti-") -> str:
 
 
 def role_names(claims: dict) -> set[str]:
-    """'Instructor' for http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor, also for
-    the institution roles (.../institution/person#Instructor) and the short LTI 1.1 names."""
+    """The membership roles of the launch's context, by name: 'Instructor' for
+    .../membership#Instructor, 'TeachingAssistant' for .../membership/Instructor#TeachingAssistant,
+    and the bare short names (LTI 1.1's 'Instructor'); any other vocabulary is left out."""
     roles = claims.get(ROLES_CLAIM)
     if not isinstance(roles, list):  # malformed: no role at all, so a student
         return set()
-    return {re.split(r"[#/]", role)[-1] for role in roles if isinstance(role, str)}
+    names = set()
+    for role in roles:
+        if not isinstance(role, str):
+            continue
+        if role.startswith(MEMBERSHIP + "#") or role.startswith(MEMBERSHIP + "/"):
+            names.add(role.rpartition("#")[2] or role.rpartition("/")[2])
+        elif re.fullmatch(r"[A-Za-z]+", role):
+            names.add(role)
+    return names
 
 
 def is_staff(claims: dict) -> bool:
-    """Staff only for a membership role of the course's staff; a Learner, a Mentor or no role
-    at all is a student (a launch never gets the formgrader by default)."""
-    names = role_names(claims)
-    return bool(names & STAFF_ROLES) and "Learner" not in names
+    """Staff only for a membership role of the course's staff; a Learner (any Learner
+    sub-role), a Mentor or no role at all is a student (a launch never gets the formgrader by
+    default)."""
+    roles = claims.get(ROLES_CLAIM) if isinstance(claims.get(ROLES_CLAIM), list) else []
+    learner = "Learner" in role_names(claims) or any(
+        isinstance(role, str) and role.startswith(f"{MEMBERSHIP}/Learner") for role in roles)
+    return bool(role_names(claims) & STAFF_ROLES) and not learner
+
+
+def check_course_launch(claims: dict, deployment_id: str, context_id: str) -> None:
+    """A launch of this course: its deployment, its context (the LMS course the tool is placed
+    in: a tool installed for the whole school sends one deployment from every course), and a
+    resource link (not a Deep Linking request, a teacher's content picker of any course)."""
+    deployment = claims.get("https://purl.imsglobal.org/spec/lti/claim/deployment_id")
+    if deployment != deployment_id:
+        raise LaunchRefused(f"the launch comes from deployment {deployment!r}, not this "
+                            f"course's {deployment_id!r}")
+    context = claims.get(CONTEXT_CLAIM)
+    launched_in = context.get("id") if isinstance(context, dict) else None
+    if launched_in != context_id:
+        raise LaunchRefused(f"the launch comes from the LMS course (context) {launched_in!r}, "
+                            f"not this course's {context_id!r} (lti.json's context_id)")
+    kind = claims.get(MESSAGE_TYPE_CLAIM)
+    if kind != "LtiResourceLinkRequest":
+        raise LaunchRefused(f"a {kind!r} message is not a launch of the assignment")
 
 
 def course_groups(claims: dict, course_id: str) -> list[str]:
@@ -55,9 +95,13 @@ def course_groups(claims: dict, course_id: str) -> list[str]:
 
 def record_launch(folder: Path, name: str, claims: dict) -> None:
     """user name -> sub, name, e-mail, in lti-users.json (mode 0600: e-mail addresses),
-    replaced whole so a reader never sees half a file."""
+    replaced whole so a reader never sees half a file. A name already recorded for another
+    sub is refused: two LMS users never share a hub user (home, gradebook row, LTI id)."""
     path = folder / USERS_FILE
     users = json.loads(path.read_text()) if path.exists() else {}
+    known = users.get(name, {}).get("sub", claims["sub"])
+    if known != claims["sub"]:
+        raise LaunchRefused(f"the hub name {name} belongs to another LMS user already")
     users[name] = {"sub": claims["sub"], "name": claims.get("name", ""),
                    "email": claims.get("email", ""), "staff": is_staff(claims)}
     partial = path.with_suffix(".json.partial")

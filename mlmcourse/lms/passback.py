@@ -69,17 +69,30 @@ class Score:
     student: str
     given: float
     maximum: float
+    not_yet: str = ""  # why this score is not final yet (then it is not sent)
 
 
-def read_scores(db_url: str, assignment: str) -> list[Score]:
+def read_scores(db_url: str, assignment: str, submitted: Path | None = None) -> list[Score]:
     """Every student of the gradebook, with their score after the late penalty (0 for nothing
-    handed in: the LMS then shows a 0, as grades-lms.csv does)."""
-    from nbgrader.api import Gradebook
+    handed in: the LMS then shows a 0, as grades-lms.csv does). A score is not final while its
+    submission waits for manual grading, or was collected (`submitted`: the course's
+    submitted/ folder) and not autograded yet: the gradebook has no score for it then."""
+    from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(db_url) as gradebook:
         maximum = float(gradebook.find_assignment(assignment).max_score)
-        return [Score(s.id, final_score(gradebook, assignment, s.id), maximum)
-                for s in gradebook.students]
+        scores = []
+        for student in gradebook.students:
+            try:
+                waits = gradebook.find_submission(assignment, student.id).needs_manual_grade
+                not_yet = "waits for manual grading" if waits else ""
+            except MissingEntry:
+                collected = submitted is not None and (submitted / student.id / assignment
+                                                       ).is_dir()
+                not_yet = "collected, not autograded yet" if collected else ""
+            scores.append(Score(student.id, final_score(gradebook, assignment, student.id),
+                                maximum, not_yet))
+        return scores
 
 
 def read_lti_ids(path: Path) -> dict[str, str]:
@@ -92,13 +105,28 @@ def read_lti_ids(path: Path) -> dict[str, str]:
         if rows and not {"user", "sub"} <= set(rows[0]):
             raise PassbackError(f"{path} needs the columns user,sub")
         return {row["user"].strip(): row["sub"].strip() for row in rows if row["sub"].strip()}
-    entries = json.loads(path.read_text())
+    try:
+        entries = json.loads(path.read_text())
+    except ValueError as err:
+        raise PassbackError(f"{path} is not valid JSON: {err}") from err
+    if not isinstance(entries, dict):
+        raise PassbackError(f"{path} must hold one JSON object: user name -> its launch")
     ids = {user: entry.get("sub") if isinstance(entry, dict) else entry
            for user, entry in entries.items()}
     wrong = sorted(user for user, sub in ids.items() if not isinstance(sub, str) or not sub)
     if wrong:
         raise PassbackError(f"{path}: no sub for {', '.join(wrong)}")
     return ids
+
+
+def read_staff(path: Path) -> set[str]:
+    """The users whose last launch was as staff (lti-users.json): a gradebook row left from an
+    earlier launch as a Learner gets no score in the LMS."""
+    if path.suffix != ".json" or not path.exists():
+        return set()
+    entries = json.loads(path.read_text())
+    return {user for user, entry in entries.items()
+            if isinstance(entry, dict) and entry.get("staff")}
 
 
 def client_assertion(platform: Platform, now: float | None = None) -> str:
@@ -147,14 +175,22 @@ class Outcome:
 
 
 def passback(platform: Platform, scores: list[Score], lti_ids: dict[str, str], sent_file: Path,
-             dry_run: bool = False) -> Outcome:
+             dry_run: bool = False, staff: set[str] = frozenset()) -> Outcome:
     """Send what changed since the last run; one line per student; the others go on after a
-    student fails."""
+    student fails. A score that is not final yet, or a user who is staff now, is not sent."""
     sent = json.loads(sent_file.read_text()) if sent_file.exists() else {}
+    if not isinstance(sent, dict):
+        raise PassbackError(f"{sent_file} must hold one JSON object (what was sent before)")
     key = platform.lineitem_url
     last = sent.get(key, {})
     outcome, token = Outcome([], []), None
     for score in scores:
+        if score.student in staff:
+            outcome.lines.append(f"{score.student}: staff in the LMS now, not sent")
+            continue
+        if score.not_yet:
+            outcome.lines.append(f"{score.student}: {score.not_yet}, not sent")
+            continue
         sub = lti_ids.get(score.student)
         if not sub:
             outcome.failed.append(score.student)

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 # What each reader needs from lti.json; a field missing or empty stops that reader.
-HUB_FIELDS = ("issuer", "client_id", "deployment_id", "authorize_url", "jwks_url")
+HUB_FIELDS = ("issuer", "client_id", "deployment_id", "context_id", "authorize_url",
+              "jwks_url")
 PASSBACK_FIELDS = ("issuer", "client_id", "deployment_id", "token_url", "lineitem_url",
                    "key_folder")
 
@@ -26,4 +27,9 @@ def read_lti_settings(path: Path, needed: tuple[str, ...]) -> dict:
     missing = [name for name in needed if not values.get(name)]
     if missing:
         raise LtiSettingsError(f"{path} lacks {', '.join(missing)} (README: LTI 1.3)")
+    # ids compared with a launch's claims, which are strings: 1 would never equal "1"
+    numbers = [name for name in needed if not isinstance(values[name], str)]
+    if numbers:
+        raise LtiSettingsError(f"{path}: write {', '.join(numbers)} as JSON strings, in quotes, "
+                               "as the LMS shows them (README: LTI 1.3)")
     return values
