@@ -84,10 +84,6 @@ def test_roles_map_to_the_course_groups_on_every_launch(tmp_path, monkeypatch):
 
     db_url = f"sqlite:///{tmp_path / 'state' / 'ngshare.sqlite'}"
     ngshare_roster.prepare(db_url, str(tmp_path / "state" / "files"))
-    from nbgrader.api import Gradebook
-
-    book_url = f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}"
-    Gradebook(book_url).close()  # (set-up makes the course's gradebook)
     student, _ = run_hook(c, launch("ann", "Learner"))
     assert student["groups"] == ["bert_mlm_course-students"] and student["name"] == "lti-ann"
     teacher, _ = run_hook(c, launch("dan", "Instructor"))
@@ -99,14 +95,17 @@ def test_roles_map_to_the_course_groups_on_every_launch(tmp_path, monkeypatch):
     users = json.loads((tmp_path / "state" / "lti-users.json").read_text())
     assert users["lti-ann"] == {"sub": "ann", "name": "Name of ann",
                                 "email": "ann@school.example", "staff": False}
-    # the exchange and the gradebook learn the class from the launches
-    with ngshare_roster.course_session(db_url, "bert_mlm_course") as (_, course):
+    # the exchange learns the class from the launches, names and e-mail with it (the gradebook
+    # takes them at the staff's collect); the hub writes nothing in the staff's course folder
+    with ngshare_roster.course_session(db_url, "bert_mlm_course") as (db, course):
         assert sorted(u.id for u in course.students) == ["lti-ann", "lti-dan"]
         assert [u.id for u in course.instructors] == []
-    with Gradebook(book_url) as book:
-        ann = book.find_student("lti-ann")
+        from ngshare.database import StudentAssociation
+
+        ann = StudentAssociation.find(db, course.students[0], course)
         assert (ann.first_name, ann.last_name, ann.email) == ("Name", "of ann",
                                                                "ann@school.example")
+    assert list((tmp_path / "course").iterdir()) == []
 
 
 def test_a_launch_is_accepted_once(tmp_path, monkeypatch):
@@ -168,9 +167,11 @@ def test_admins_are_set_on_every_launch_and_a_new_role_stops_the_old_server(tmp_
     class Handler:  # the hub's handler, with a TA's server running
         log = type("Log", (), {"warning": lambda *a: None})()
 
+        pending = None
+
         def find_user(self, name):
             group = type("Group", (), {"name": "bert_mlm_course-staff"})()
-            spawner = type("Spawner", (), {"active": True})()
+            spawner = type("Spawner", (), {"active": True, "pending": self.pending})()
             return type("User", (), {"name": name, "groups": [group], "spawner": spawner})()
 
         async def stop_single_user(self, user):
@@ -182,26 +183,11 @@ def test_admins_are_set_on_every_launch_and_a_new_role_stops_the_old_server(tmp_
     assert stopped == []  # still staff: the server stays
     asyncio.run(hook(auth, Handler(), launch("dan", "Learner")))
     assert stopped == ["lti-dan"]  # a student now: the staff server stops
+    from tornado.web import HTTPError
 
-
-def test_the_hub_never_writes_through_a_link_in_the_course_folder(tmp_path, monkeypatch):
-    """The course folder is the staff's: a gradebook.db they made a link (to a database of the
-    hub's) is neither written nor re-owned by the hub's root; the launch goes on, logged."""
-    import sqlite3
-
-    c = lti_hub_config(tmp_path, monkeypatch)
-    import ngshare_roster
-
-    ngshare_roster.prepare(f"sqlite:///{tmp_path / 'state' / 'ngshare.sqlite'}",
-                           str(tmp_path / "state" / "files"))
-    private = tmp_path / "state" / "private.sqlite"
-    sqlite3.connect(private).close()
-    private.chmod(0o600)
-    (tmp_path / "course" / "gradebook.db").symlink_to(private)
-    answer, warnings = run_hook(c, launch("ann", "Learner"))
-    assert answer["name"] == "lti-ann"
-    assert any("not a plain file" in line for line in warnings), warnings
-    assert private.stat().st_mode & 0o777 == 0o600 and private.stat().st_size == 0
+    Handler.pending = True  # ... unless it is starting or stopping: launch again
+    with pytest.raises(HTTPError, match="open the assignment again"):
+        asyncio.run(hook(auth, Handler(), launch("dan", "Learner")))
 
 
 def test_a_hub_name_of_another_lms_user_is_refused(tmp_path):

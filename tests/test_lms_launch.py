@@ -43,6 +43,9 @@ def test_user_names_come_from_sub_and_are_valid():
     assert odd == user_name("Canvas|User:42/Étudiant")  # stable
     assert user_name("A1B2") != user_name("a1b2")  # case kept apart by the hash
     assert all(c.isalnum() or c == "-" for c in odd)
+    # a sub shaped like a hashed name never takes that name
+    hashed = user_name("Ann").removeprefix("lti-")
+    assert user_name(hashed) != user_name("Ann")
 
 
 def test_a_launch_is_recorded_for_passback(tmp_path):

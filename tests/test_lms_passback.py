@@ -120,7 +120,12 @@ def test_a_score_not_final_yet_or_a_user_now_staff_is_not_sent(course, capsys):
         gb.add_student("dee")  # collected, not autograded yet
         gb.add_student("eli")  # nothing handed in: a 0 goes
         gb.db.commit()
+        first_time = gb.find_submission("bert_mlm", "bob").timestamp
     (folder / "submitted" / "dee" / "bert_mlm").mkdir(parents=True)
+    again = folder / "submitted" / "bob" / "bert_mlm"  # bob handed in again, collected
+    again.mkdir(parents=True)
+    (again / "timestamp.txt").write_text(f"{first_time + timedelta(hours=1)} UTC")
+    (folder / "submitted" / "eli").mkdir()  # (a folder of another assignment)
     users = json.loads((folder / "lti-users.json").read_text())
     users.update(dee={"sub": "lms-dee"}, eli={"sub": "lms-eli"},
                  cy={"sub": "lms-cy", "staff": True})
@@ -132,8 +137,8 @@ def test_a_score_not_final_yet_or_a_user_now_staff_is_not_sent(course, capsys):
     assert "ann: waits for manual grading, not sent" in outcome.lines
     assert "dee: collected, not autograded yet, not sent" in outcome.lines
     assert "cy: staff in the LMS now, not sent" in outcome.lines
-    assert {s["userId"]: s["scoreGiven"] for s in lms.scores} == {"lms-bob": 5.0,
-                                                                   "lms-eli": 0.0}
+    assert "bob: collected again, not autograded yet, not sent" in outcome.lines
+    assert {s["userId"]: s["scoreGiven"] for s in lms.scores} == {"lms-eli": 0.0}
 
 
 def test_a_refused_token_is_a_clear_error(course, capsys):

@@ -190,6 +190,13 @@ def test_a_term_through_ngshare(service, tmp_path, monkeypatch):
                                    f"{NOTEBOOK}.ipynb").read_text()
         stamp = (bob / "timestamp.txt").read_text()
         assert stamp.endswith(" UTC"), stamp
+        # the gradebook learns the collected students' names from ngshare's roster
+        from nbgrader.api import Gradebook
+
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+            found = gradebook.find_student("bob")
+            assert (found.first_name, found.last_name, found.email) == (
+                "Bob", "Student", "bob@uni.example")
         feedback = course / "feedback" / "bob" / ASSIGNMENT
         feedback.mkdir(parents=True)
         (feedback / f"{NOTEBOOK}.html").write_text("<p>bob: 21 / 24</p>")

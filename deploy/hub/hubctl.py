@@ -612,6 +612,9 @@ def setup(hub: Path, instructor: str, students: list[str] = (), tas: list[str] =
         apply_roster(hub, instructor, members, create_users)
     if spawner == "containers":
         containers().own_for_containers(course)
+        # the staff's containers (its owner) only: no account of the machine reads the
+        # solutions in source/, whatever the umask made of the files inside
+        os.chmod(course, 0o700)
     else:
         run("chown", "-R", f"{instructor}:{staff_group(course_id)}", str(course))  # gradebook
     return info

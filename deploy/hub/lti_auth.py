@@ -16,7 +16,6 @@ is a door this first landing does not open.
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import threading
 import time
@@ -62,6 +61,9 @@ def configure(c, hub: Path, course_id: str, spawner: str, admins: set[str]) -> N
     c.LTI13Authenticator.enable_auth_state = False  # groups come back from the hook
     c.LTI13LaunchValidator.max_age = TOKEN_MAX_AGE
     c.Authenticator.allow_all = True  # whoever the course's LMS launches; roles decide the rest
+    # A launch is the way in, and it sets the role: a login lasts a day, so a role taken away
+    # in the LMS (a TA no longer) ends here within a day even without another launch.
+    c.JupyterHub.cookie_max_age_days = 1
     c.Authenticator.post_auth_hook = post_auth_hook(hub, course_id, values, admins)
 
 
@@ -113,15 +115,15 @@ def post_auth_hook(hub: Path, course_id: str, values: dict, admins: set[str]):
             check_course_launch(claims, values["deployment_id"], values["context_id"])
             nonces.use(claims.get("nonce"), claims.get("iat", 0))
             name = user_name(claims["sub"])
-            await asyncio.to_thread(learn, hub, course_id, name, claims, writing,
-                                    authenticator.log)
+            groups = course_groups(claims, course_id)
+            await stop_a_server_of_another_role(handler, name, staff_group in groups,
+                                                staff_group)
+            await asyncio.to_thread(learn, hub, course_id, name, claims, writing)
         except LaunchRefused as err:
             authenticator.log.warning("LTI launch of sub %r refused: %s", claims.get("sub"), err)
             from tornado.web import HTTPError
 
             raise HTTPError(403, f"LTI launch refused: {err}") from err
-        groups = course_groups(claims, course_id)
-        await stop_a_server_of_another_role(handler, name, staff_group in groups, staff_group)
         return {"name": name, "groups": groups, "admin": name in admins}
 
     return hook
@@ -135,16 +137,19 @@ async def stop_a_server_of_another_role(handler, name: str, staff: bool, staff_g
     if user is None or not user.spawner.active:
         return
     if (staff_group in {group.name for group in user.groups}) != staff:
+        if user.spawner.pending:  # starting or stopping: it cannot be stopped now
+            raise LaunchRefused("your role changed while your server starts or stops: "
+                                "open the assignment again from the LMS in a minute")
         handler.log.warning("LTI: %s is %s now; their server of the other role stops", name,
                             "staff" if staff else "a student")
         await handler.stop_single_user(user)
 
 
-def learn(hub: Path, course_id: str, name: str, claims: dict, lock: threading.Lock,
-          log) -> None:
+def learn(hub: Path, course_id: str, name: str, claims: dict, lock: threading.Lock) -> None:
     """What a launch tells the course about its user, kept where each reader looks: the
-    launch record (passback's LTI ids), the exchange's roster (who may fetch, who collects) and,
-    for a student, the gradebook's name and e-mail (the formgrader and the exports show them)."""
+    launch record (passback's LTI ids) and the exchange's roster (who may fetch, who collects;
+    with the student's name and e-mail, which the gradebook takes at the staff's collect).
+    The hub (root) writes only its own state/, never the staff's course folder."""
     import ngshare_roster
 
     person = ngshare_roster.Person(name, *names(claims), claims.get("email", ""))
@@ -152,15 +157,6 @@ def learn(hub: Path, course_id: str, name: str, claims: dict, lock: threading.Lo
         record_launch(hub / "state", name, claims)
         db_url = f"sqlite:///{hub / 'state' / 'ngshare.sqlite'}"
         ngshare_roster.enrol(db_url, course_id, person, teaches=is_staff(claims))
-        gradebook = hub / "course" / "gradebook.db"
-        if is_staff(claims):
-            return
-        if gradebook.is_symlink() or not gradebook.is_file():
-            # the staff's folder: the hub (root) never writes through a link they made
-            log.warning("LTI: %s is not a plain file; %s's name is not written to it",
-                        gradebook, name)
-            return
-        gradebook_learns(gradebook, person)
 
 
 def names(claims: dict) -> tuple[str, str]:
@@ -169,19 +165,6 @@ def names(claims: dict) -> tuple[str, str]:
     if not (first or last):
         first, _, last = claims.get("name", "").partition(" ")
     return first, last
-
-
-def gradebook_learns(gradebook: Path, person) -> None:
-    """The student in the course's gradebook (a plain file: learn checked), given back to its
-    owner, the containers' user, so the staff's formgrader still writes it."""
-    from nbgrader.api import Gradebook
-
-    owner = gradebook.stat(follow_symlinks=False)
-    with Gradebook(f"sqlite:///{gradebook}") as book:
-        book.update_or_create_student(person.id, first_name=person.first_name,
-                                      last_name=person.last_name, email=person.email)
-    os.chown(gradebook, owner.st_uid, owner.st_gid, follow_symlinks=False)
-    os.chmod(gradebook, 0o660)  # (not a link: checked above)
 
 
 def role_from_hub_group(staff: str):

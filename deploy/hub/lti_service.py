@@ -19,7 +19,10 @@ import asyncio
 import html
 import logging
 import os
+import shutil
 import sys
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -40,20 +43,35 @@ def run_passback(hub: Path, dry_run: bool):
         read_staff,
     )
 
-    gradebook = hub / "course" / "gradebook.db"
-    if gradebook.is_symlink() or not gradebook.is_file():  # (the staff's folder: no link)
-        return f"{gradebook} is not a plain file: autograde first, in the formgrader"
     users = hub / "state" / "lti-users.json"
     try:
-        platform = Platform.load(hub / "lti.json")
-        ids = read_lti_ids(users)
-        scores = read_scores(f"sqlite:///{gradebook}", ASSIGNMENT, hub / "course" / "submitted")
-        return passback(platform, scores, ids, hub / "state" / "passback-sent.json", dry_run,
-                        staff=read_staff(users))
+        with private_copy(hub / "course" / "gradebook.db", hub / "state") as gradebook:
+            platform = Platform.load(hub / "lti.json")
+            ids = read_lti_ids(users)
+            scores = read_scores(f"sqlite:///{gradebook}", ASSIGNMENT,
+                                 hub / "course" / "submitted")
+            return passback(platform, scores, ids, hub / "state" / "passback-sent.json",
+                            dry_run, staff=read_staff(users))
     except (PassbackError, KeyFolderError, OSError, ValueError) as err:
         return str(err)
     except SQLAlchemyError as err:
-        return f"the gradebook {gradebook} cannot be read: {type(err).__name__}"
+        return f"the course's gradebook cannot be read: {type(err).__name__}"
+
+
+@contextmanager
+def private_copy(gradebook: Path, folder: Path):
+    """The staff's gradebook, read by root as a copy in the hub's own state/: opened without
+    following a link (the course folder is the staff's to write), never written."""
+    try:
+        descriptor = os.open(gradebook, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as err:
+        raise OSError(f"{gradebook} cannot be read as a plain file ({err.strerror}): "
+                      "autograde first, in the formgrader") from None
+    with tempfile.TemporaryDirectory(dir=folder) as scratch:
+        copy = Path(scratch) / "gradebook.db"
+        with os.fdopen(descriptor, "rb") as source, copy.open("wb") as target:
+            shutil.copyfileobj(source, target)
+        yield copy
 
 
 PAGE = """<!doctype html>
@@ -91,12 +109,13 @@ def make_app(hub: Path, prefix: str, key_folder: Path):
     from jupyterhub.services.auth import HubOAuthCallbackHandler, HubOAuthenticated
     from tornado import web
 
-    from mlmcourse.lms.keys import JWKS
+    from mlmcourse.lms.keys import JWKS, ensure_keys
 
     sending = asyncio.Lock()
 
     class Keys(web.RequestHandler):
         def get(self):
+            ensure_keys(key_folder)  # (its JWKS made again from the key if it was deleted)
             self.set_header("Content-Type", "application/json")
             self.write((key_folder / JWKS).read_text())
 

@@ -228,6 +228,27 @@ class Collect(NgshareExchange, DiskCollect):
         for record in self.src_records:
             self._download(record["filename"])
 
+    def copy_files(self):
+        super().copy_files()
+        self.learn_names()
+
+    def learn_names(self) -> None:
+        """The gradebook learns each collected student's name and e-mail from the course's
+        roster in ngshare (what the hub's roster or the student's launch from the LMS put
+        there), so the formgrader and the exports show them. Written here, by the staff who
+        own the gradebook; an empty field in ngshare leaves the gradebook's as it is."""
+        from nbgrader.api import Gradebook
+
+        collected = {record["username"] for record in self.src_records}
+        people = self.api("GET", f"students/{self.course}")["students"]
+        with Gradebook(self.coursedir.db_url, self.course) as gradebook:
+            for person in people:
+                if person["username"] not in collected:
+                    continue
+                known = {field: person.get(field) for field in
+                         ("first_name", "last_name", "email") if person.get(field)}
+                gradebook.update_or_create_student(person["username"], **known)
+
     def _download(self, folder_name: str) -> None:
         student, assignment, stamp = folder_name.split("+", 2)
         body = self.api("GET", f"submission/{self.course}/{assignment}/{student}",

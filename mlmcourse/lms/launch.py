@@ -37,7 +37,8 @@ def user_name(sub: str, prefix: str = "lti-") -> str:
         raise ValueError("the launch has no sub claim")
     plain = re.sub(r"[^a-z0-9]+", "-", sub.lower()).strip("-")
     digest = hashlib.sha256(sub.encode()).hexdigest()[:8]
-    if plain and len(plain) <= 20 and plain == sub:
+    # (the plain form never ends like the hashed one, so no sub can take another's name)
+    if plain and len(plain) <= 20 and plain == sub and not re.search(r"-[0-9a-f]{8}$", plain):
         return f"{prefix}{plain}"
     return f"{prefix}{plain[:12].strip('-')}-{digest}" if plain else f"{prefix}{digest}"
 

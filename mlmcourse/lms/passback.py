@@ -83,16 +83,33 @@ def read_scores(db_url: str, assignment: str, submitted: Path | None = None) -> 
         maximum = float(gradebook.find_assignment(assignment).max_score)
         scores = []
         for student in gradebook.students:
+            collected = collected_at(submitted, student.id, assignment)
             try:
-                waits = gradebook.find_submission(assignment, student.id).needs_manual_grade
-                not_yet = "waits for manual grading" if waits else ""
+                graded = gradebook.find_submission(assignment, student.id)
             except MissingEntry:
-                collected = submitted is not None and (submitted / student.id / assignment
-                                                       ).is_dir()
                 not_yet = "collected, not autograded yet" if collected else ""
+            else:
+                not_yet = ("collected again, not autograded yet"
+                           if collected and graded.timestamp and collected > graded.timestamp
+                           else "waits for manual grading" if graded.needs_manual_grade else "")
             scores.append(Score(student.id, final_score(gradebook, assignment, student.id),
                                 maximum, not_yet))
         return scores
+
+
+def collected_at(submitted: Path | None, student: str, assignment: str) -> datetime | None:
+    """When the collected submission was handed in (nbgrader's timestamp.txt, UTC), or None
+    when nothing of the student's is collected; a folder without a timestamp is 'collected'
+    with the earliest time."""
+    from nbgrader.utils import parse_utc
+
+    if submitted is None or not (submitted / student / assignment).is_dir():
+        return None
+    stamp = submitted / student / assignment / "timestamp.txt"
+    try:
+        return parse_utc(stamp.read_text().strip()).replace(tzinfo=None)
+    except (OSError, ValueError):
+        return datetime.min
 
 
 def read_lti_ids(path: Path) -> dict[str, str]:
@@ -178,7 +195,10 @@ def passback(platform: Platform, scores: list[Score], lti_ids: dict[str, str], s
              dry_run: bool = False, staff: set[str] = frozenset()) -> Outcome:
     """Send what changed since the last run; one line per student; the others go on after a
     student fails. A score that is not final yet, or a user who is staff now, is not sent."""
-    sent = json.loads(sent_file.read_text()) if sent_file.exists() else {}
+    try:
+        sent = json.loads(sent_file.read_text()) if sent_file.exists() else {}
+    except ValueError as err:
+        raise PassbackError(f"{sent_file} is not valid JSON: {err}") from err
     if not isinstance(sent, dict):
         raise PassbackError(f"{sent_file} must hold one JSON object (what was sent before)")
     key = platform.lineitem_url
