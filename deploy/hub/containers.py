@@ -35,6 +35,7 @@ DEPLOY = Path(__file__).resolve().parent
 REPO = DEPLOY.parents[1]
 sys.path.insert(0, str(REPO / "deploy" / "container"))
 import image  # noqa: E402  (deploy/container/image.py: the course image and podman's settings)
+import ngshare_roster  # noqa: E402  (the exchange's database and files, named once)
 from user_limits import LIMITS  # noqa: E402  (memory and CPU per role, declared once)
 
 SUBNETS = [f"10.89.{n}.0/24" for n in range(64, 128)]  # where the hubs' bridges are made
@@ -228,6 +229,7 @@ def configure(c, hub: Path, course: dict, role, ports: dict) -> None:
     # The hub's API where containers reach it; the proxy (on the host) uses the same address.
     c.JupyterHub.hub_bind_url = f"{address}:{ports['hub']}"
     ngshare_url = f"{address}:{ports['ngshare']}"
+    ngshare_db, ngshare_files = ngshare_roster.locations(hub)
     c.JupyterHub.services += [
         {"name": "podman", "command": [
             "podman", "system", "service", "--time=0", f"unix://{socket_path(hub)}"],
@@ -235,8 +237,7 @@ def configure(c, hub: Path, course: dict, role, ports: dict) -> None:
                          "PATH": os.environ.get("PATH", "/usr/bin:/bin")}},
         {"name": "ngshare", "url": ngshare_url, "command": [
             sys.executable, str(DEPLOY / "ngshare_service.py"),
-            "--database", f"sqlite:///{hub / 'state' / 'ngshare.sqlite'}",
-            "--storage", str(hub / "state" / "ngshare-files"), "--admins", "hubctl"]},
+            "--database", ngshare_db, "--storage", ngshare_files, "--admins", "hubctl"]},
     ]
     c.JupyterHub.spawner_class = "dockerspawner.DockerSpawner"
     c.DockerSpawner.client_kwargs = {"base_url": f"unix://{socket_path(hub)}"}

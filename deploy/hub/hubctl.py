@@ -4,6 +4,8 @@ steps). Run as root: the hub starts each user's server as that Unix user.
     python deploy/hub/hubctl.py setup --hub /srv/mlmcourse-hub --instructor alice \
         (--roster roster.csv | --students bob,carol [--tas dave]) [--notebooks 01_corruption] \
         [--create-users]
+    python deploy/hub/hubctl.py setup --hub /srv/mlmcourse-hub --instructor alice \
+        --spawner containers --auth lti --lti lti.json   (logins by launch from the LMS)
     python deploy/hub/hubctl.py start --hub /srv/mlmcourse-hub
     python deploy/hub/hubctl.py roster --hub /srv/mlmcourse-hub roster.csv [--create-users]
     python deploy/hub/hubctl.py stop --hub /srv/mlmcourse-hub   (every server, the hub, the proxy)
@@ -402,7 +404,7 @@ def update_ngshare(hub: Path, instructor: str, members: list[Member]) -> None:
 
 def ngshare_database(hub: Path) -> tuple[str, str]:
     """ngshare's database and file store, in state/ (root only), as the service uses them."""
-    return f"sqlite:///{hub / 'state' / 'ngshare.sqlite'}", str(hub / "state" / "ngshare-files")
+    return ngshare_roster_module().locations(hub)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -155,7 +155,7 @@ def learn(hub: Path, course_id: str, name: str, claims: dict, lock: threading.Lo
     person = ngshare_roster.Person(name, *names(claims), claims.get("email", ""))
     with lock:
         record_launch(hub / "state", name, claims)
-        db_url = f"sqlite:///{hub / 'state' / 'ngshare.sqlite'}"
+        db_url, _ = ngshare_roster.locations(hub)
         ngshare_roster.enrol(db_url, course_id, person, teaches=is_staff(claims))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import namedtuple
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,12 @@ class Person:
     first_name: str = ""
     last_name: str = ""
     email: str = ""
+
+
+def locations(hub: Path) -> tuple[str, str]:
+    """ngshare's database URL and file store: the hub's state/ (root only), for the service,
+    set-up and roster, and the launches."""
+    return f"sqlite:///{hub / 'state' / 'ngshare.sqlite'}", str(hub / "state" / "ngshare-files")
 
 
 def prepare(db_url: str, storage: str) -> None:
