@@ -10,7 +10,9 @@ nbgrader_config.py, `mlmcourse.grader.config.course_settings`), as for `make gra
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterable
@@ -28,25 +30,94 @@ from mlmcourse.grader.zygote_handle import stop_zygote
 
 STUDENT = "self_check"
 
-__all__ = ["STUDENT", "Check", "all_passed", "check_names", "check_notebook", "check_result",
-           "report"]
+__all__ = ["STUDENT", "Check", "CheckError", "all_passed", "check_names", "check_notebook",
+           "check_result", "identify", "report"]
+
+
+class CheckError(Exception):
+    """A notebook the self-check cannot take; the message is one line that says what to do."""
+
+
+def _grade_ids(path: Path) -> set[str]:
+    """The nbgrader grade_ids of a notebook's cells, read as plain JSON (no validation: a
+    learner's copy from any Jupyter version will do)."""
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        return {cell["metadata"]["nbgrader"]["grade_id"] for cell in cells
+                if isinstance(cell.get("metadata", {}).get("nbgrader"), dict)
+                and "grade_id" in cell["metadata"]["nbgrader"]}
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
+        raise CheckError(f"{path.name} is not a notebook JupyterLab can open: download it again "
+                         f"(JupyterLab: File > Download) and check that copy") from None
+
+
+def _series_ids(root: Path) -> dict[str, set[str]]:
+    """Each notebook of the series -> the grade_ids of its instructor version."""
+    source = Path(root) / "source" / ASSIGNMENT
+    return {name: _grade_ids(source / f"{name}.ipynb") for name in notebook_names(root)}
+
+
+def identify(root: Path, notebook: Path) -> str:
+    """Which notebook of the series a file is, by its graded cells (their grade_ids), whatever
+    the file is called: a browser's second download (`01_corruption (1).ipynb`) or a copy
+    (`my copy.ipynb`) is still notebook 1."""
+    notebook = Path(notebook)
+    found = _grade_ids(notebook)
+    shared = {name: len(ids & found) for name, ids in _series_ids(root).items()}
+    best = max(shared, key=shared.get, default=None)
+    if best is not None and shared[best] > 0:
+        return best
+    if notebook.stem in shared:
+        return notebook.stem  # its graded cells are gone, but its name says which: grade it
+    series = ", ".join(shared)
+    raise CheckError(f"{notebook.name} holds none of the graded cells of this course's notebooks "
+                     f"({series}): check your copy of one of them")
+
+
+def _submission_folder(root: Path, notebook: Path, name: str, folder: Path) -> None:
+    """Lay out a learner's notebook under its series name in `folder`, with the sibling notebooks
+    beside it that tests load functions from (by name, else the newest copy that is that
+    notebook): the engine reads a submission by the series' names."""
+    notebook = Path(notebook).resolve()
+    shutil.copyfile(notebook, folder / f"{name}.ipynb")
+    for sibling in notebook_names(root):
+        if sibling == name:
+            continue
+        exact = notebook.parent / f"{sibling}.ipynb"
+        copy = exact if exact.is_file() else _newest_copy(root, notebook.parent, sibling)
+        if copy is not None:
+            shutil.copyfile(copy, folder / f"{sibling}.ipynb")
+
+
+def _newest_copy(root: Path, folder: Path, name: str) -> Path | None:
+    copies = []
+    for path in folder.glob("*.ipynb"):
+        try:
+            if identify(root, path) == name:
+                copies.append(path)
+        except CheckError:
+            continue
+    return max(copies, key=lambda path: path.stat().st_mtime, default=None)
 
 
 def check_result(root: Path, notebook: Path, limits: Limits | None = None) -> Verdict:
-    """Grade one learner notebook (its folder is read as the submission, never written), under
-    `limits` (default: the course's `c.Grading` limits)."""
+    """Grade one learner notebook, whatever its file name (the file and its folder are only
+    read), under `limits` (default: the course's `c.Grading` limits)."""
     notebook = Path(notebook)
-    name = notebook.stem
-    if name not in notebook_names(root):
-        series = ", ".join(notebook_names(root))
-        raise ValueError(f"{notebook.name} is not a notebook of this series ({series})")
+    if not notebook.is_file():
+        raise CheckError(f"no such notebook: {notebook} (give the path of your .ipynb file)")
+    name = identify(root, notebook)
     settings = course_settings(Path(root))
     settings.apply_sandbox_mode()
     limits = limits or settings.limits()
     with tempfile.TemporaryDirectory(prefix="mlm-check-") as scratch:
+        submission = Path(scratch) / "submission"
+        submission.mkdir()
+        _submission_folder(root, notebook, name, submission)
+
         def grade() -> list[Verdict]:
-            return grade_submission(Path(root), STUDENT, notebook.resolve().parent,
-                                    Path(scratch), limits, notebooks=[name])
+            return grade_submission(Path(root), STUDENT, submission, Path(scratch) / "course",
+                                    limits, notebooks=[name])
 
         try:
             results = grade()

@@ -114,16 +114,19 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """The hidden tests on a learner's own notebook; a file it cannot take costs one line that
+    says what to do, never a traceback."""
     from mlmcourse.course.layout import find_course
+    from mlmcourse.grader.sandbox import SandboxRefused
 
-    from .check import all_passed, check_names, check_result, report
+    from .check import CheckError, all_passed, check_names, check_result, report
 
-    notebook = Path(args.notebook).resolve()
-    if not notebook.is_file():
-        print(f"check: no such notebook: {args.notebook}", file=sys.stderr)
+    try:
+        root = find_course()
+        result = check_result(root, Path(args.notebook))
+    except (CheckError, SandboxRefused, FileNotFoundError) as error:
+        print(f"check: {' '.join(str(error).split())}", file=sys.stderr)
         return 2
-    root = find_course()
-    result = check_result(root, notebook)
     print(report(result, check_names(root, result.notebook)))
     return 0 if all_passed(result) else 1
 
