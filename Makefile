@@ -33,7 +33,7 @@ help:
 	@echo "make export  the gradebook as grades-lms.csv for the school's system (nbgrader export)"
 	@echo "make check NB=path/to/notebook.ipynb   run the hidden tests on your own notebook"
 	@echo "make site    the reading edition as HTML pages in build/site/ (open index.html)"
-	@echo "make bench   measure the numbers the README reports"
+	@echo "make bench   measure the figures of docs/numbers.md and write it again"
 	@echo "make hub     (root) JupyterHub for a class on 127.0.0.1:8000 (MLMCOURSE_HUB_PORT); first time:"
 	@echo "             make hub HUB_ARGS=\"--instructor NAME --roster roster.csv [--create-users]\""
 	@echo "make hub-roster ROSTER=roster.csv   (root) the class as the roster says, while the hub runs"

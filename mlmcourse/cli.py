@@ -202,7 +202,7 @@ def cmd_passback(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     import mlmcourse.bench as benchmarks
 
-    return benchmarks.main(args.what)
+    return benchmarks.main(args.what, page_only=args.page)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -275,8 +275,10 @@ def parser() -> argparse.ArgumentParser:
                       "nothing")
     back.set_defaults(run=cmd_passback)
 
-    bench = sub.add_parser("bench", help="measure the numbers the README reports")
+    bench = sub.add_parser("bench", help="measure the figures of docs/numbers.md (and write it)")
     bench.add_argument("what", nargs="*", help="which benchmarks (default: all)")
+    bench.add_argument("--page", action="store_true",
+                       help="run nothing: write docs/numbers.md again from docs/numbers.json")
     bench.set_defaults(run=cmd_bench)
     return top
 

@@ -1,16 +1,21 @@
-"""`python -m mlmcourse bench [NAME ...]` (`make bench`): the numbers the README reports.
+"""`python -m mlmcourse bench [NAME ...]` (`make bench`): the figures of the numbers page.
 
 A thin dispatcher: each benchmark prints a markdown table and returns an exit status; each lives
 in a module of this package (loss, head, slider, floor, grading, report,
 mutation, validate), imported only when
 it runs.
-With no names, every benchmark runs in the order below.
+With no names, every benchmark runs in the order below. What a benchmark prints is kept as the
+current result of its command in the results file, and the numbers page is written again from
+that file (:mod:`mlmcourse.bench.results`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 
 def _grading() -> int:
@@ -86,7 +91,29 @@ BENCHMARKS: dict[str, Callable[[], int]] = {
 }
 
 
-def main(what: list[str] | None = None) -> int:
+class _Tee(io.StringIO):
+    """Keeps what a benchmark prints while it still reaches the terminal as it comes."""
+
+    def __init__(self, terminal) -> None:
+        super().__init__()
+        self.terminal = terminal
+
+    def write(self, text: str) -> int:
+        self.terminal.write(text)
+        return super().write(text)
+
+    def flush(self) -> None:
+        self.terminal.flush()
+
+
+def main(what: list[str] | None = None, root: Path | None = None, page_only: bool = False) -> int:
+    from mlmcourse.bench.results import record, write_page
+    from mlmcourse.course.layout import find_root
+
+    root = root or find_root()
+    if page_only:
+        print(f"bench: wrote {write_page(root, list(BENCHMARKS))}")
+        return 0
     names = list(what or BENCHMARKS)
     unknown = [name for name in names if name not in BENCHMARKS]
     if unknown:
@@ -96,6 +123,12 @@ def main(what: list[str] | None = None) -> int:
     status = 0
     for name in names:
         print(f"## {name}\n", flush=True)
-        status = max(status, BENCHMARKS[name]() or 0)
+        tee = _Tee(sys.stdout)
+        with contextlib.redirect_stdout(tee):
+            failed = BENCHMARKS[name]() or 0
+        status = max(status, failed)
+        if not failed:  # a failed run is no figure: the page keeps the last good one
+            record(root, name, tee.getvalue())
         print(flush=True)
+    print(f"bench: wrote {write_page(root, list(BENCHMARKS))}")
     return status
