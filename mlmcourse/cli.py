@@ -165,7 +165,7 @@ def cmd_site(args: argparse.Namespace) -> int:
 
 
 def cmd_passback(args: argparse.Namespace) -> int:
-    """Each student's score to the LMS's line item (LTI AGS); see README "From the LMS and back"."""
+    """Each student's score to the LMS's line item (LTI AGS); see docs/lms-admin.md."""
     from mlmcourse.grader.config import gradebook_url
     from mlmcourse.lms.keys import KeyFolderError
     from mlmcourse.lms.passback import (
