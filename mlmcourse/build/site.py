@@ -3,8 +3,13 @@
 One page per notebook (nbconvert's lab template, images embedded) and an index with the
 learning path: the core series first, then the appendices. Each page has what a d2l reader
 expects: a sidebar with every notebook, a table of contents of the page, and download links for
-the notebook itself (the worked edition from notebooks/ and the student release). Nothing is
-fetched from the internet when a page is read:
+the notebook itself (the worked edition from notebooks/, the student release, and a zip with
+what it needs to run: :mod:`mlmcourse.build.bundles`). The course's guides (docs/*.md) become
+pages of the same site (:mod:`mlmcourse.build.docs_pages`). Every page opens with a skip link;
+on a phone the navigation folds away behind a Menu button. A notebook's page starts in the
+reader's view (:mod:`mlmcourse.build.reading_view`): what only a graded student needs is folded,
+and each "Predict, then run" question has its own anchor and title. Nothing is fetched from the
+internet when a page is read:
 
 - equations are typeset by a local copy of MathJax 3 (its single-file TeX-to-SVG build, from the
   pinned `django-static-mathjax` package), copied next to the pages: SVG output draws glyphs
@@ -32,6 +37,14 @@ from pathlib import Path
 import nbformat
 from jinja2 import Environment, FileSystemLoader
 
+from mlmcourse.build.bundles import BUNDLES, write_bundle
+from mlmcourse.build.docs_pages import DocPage, copy_doc_files, read_docs, render_markdown
+from mlmcourse.build.reading_view import (
+    FOLD_SUMMARIES,
+    mark_graded_parts,
+    mark_points,
+    name_repeated_headings,
+)
 from mlmcourse.build.search_index import plain_text, write_search_index
 from mlmcourse.build.snapshots import UndescribedFigure, snapshot_widgets, undescribed_figures
 from mlmcourse.course.layout import ASSIGNMENT, find_root, private_folder
@@ -44,6 +57,11 @@ MATHJAX_DIR = "mathjax"
 MATHJAX_SCRIPT = "tex-svg-full.js"  # MathJax 3: TeX input, SVG output, every TeX extension
 DOWNLOADS = "downloads"  # downloads/worked/NN.ipynb and downloads/release/NN.ipynb
 TOC_MARK = "<!--mlm-toc-->"  # where the page's table of contents goes once it is rendered
+DOC_TEMPLATE = "mlm_doc.html.j2"
+# The self-check as a reader must type it: with the course's environment (make lab makes it),
+# where a bare `python` lacks the course's libraries.
+CHECK_COMMAND = ".venv/bin/python -m mlmcourse check"
+_BARE_CHECK = re.compile(r"(?<![/\w.])python -m mlmcourse check")
 # nbconvert makes every cell and output a Tab stop with no name; the page's script
 # (templates/mlm_scroll.js) makes a named region of each one that actually scrolls instead.
 _UNNAMED_TAB_STOP = re.compile(
@@ -148,6 +166,12 @@ def sidebar_entries(pages: list[Page], current: int) -> list[dict]:
              "appendix": page.appendix} for index, page in enumerate(pages)]
 
 
+def docs_entries(docs: list[DocPage], current: str = "") -> list[dict]:
+    """Every guide for the sidebar, in the order of docs_pages.read_docs."""
+    return [{"href": doc.html_name, "label": html.escape(doc.title),
+             "current": doc.html_name == current} for doc in docs]
+
+
 def copy_downloads(root: Path, site: Path, pages: list[Page]) -> dict[str, list[dict]]:
     """Copy each notebook's worked edition and student release into the site; return the
     links of each page (stem -> [{href, label}]), only for files that exist."""
@@ -167,6 +191,22 @@ def copy_downloads(root: Path, site: Path, pages: list[Page]) -> dict[str, list[
                                          "label": f"Download {label} {page.number} "
                                                   "(.ipynb)"})
     return links
+
+
+def write_bundles(root: Path, site: Path, pages: list[Page],
+                  links: dict[str, list[dict]]) -> dict[str, str]:
+    """A zip per notebook (what it needs to run), added to its links; returns each page's line
+    that says how to run it."""
+    notes = {}
+    for page in pages:
+        worked = root / NOTEBOOKS / f"{page.stem}.ipynb"
+        bundle, note = write_bundle(root, worked, site / BUNDLES)
+        links[page.stem].append({"href": bundle.relative_to(site).as_posix(),
+                                 "label": f"Download notebook {page.number} with what it needs "
+                                          "(.zip)"})
+        notes[page.stem] = ("The zip holds the notebook, the notebooks it loads and the course's "
+                            f"helpers it imports. <code>{html.escape(note)}</code>")
+    return notes
 
 
 _HEADING = re.compile(
@@ -224,11 +264,31 @@ def render_page(nb: nbformat.NotebookNode, page: Page, context: dict) -> str:
         template_file=PAGE_TEMPLATE,
         embed_images=True,
     )
+    nb = nbformat.from_dict(nb)  # a copy: the reader's view changes cells
+    name_repeated_headings(nb)
+    folded = mark_graded_parts(nb)
     resources = {"metadata": {"name": f"{page.number}. {page.title}"}}
     resources.update({f"mlm_{key}": value for key, value in context.items()})
+    resources.update(mlm_folded=folded, mlm_fold_summaries=FOLD_SUMMARIES)
     body, _ = exporter.from_notebook_node(nb, resources=resources)
-    body = _UNNAMED_TAB_STOP.sub(r"\1", body)
-    return body.replace(TOC_MARK, toc_html(body), 1)
+    body = mark_points(_UNNAMED_TAB_STOP.sub(r"\1", body))
+    return _with_check_command(body.replace(TOC_MARK, toc_html(body), 1))
+
+
+def _with_check_command(page_html: str) -> str:
+    return _BARE_CHECK.sub(CHECK_COMMAND, page_html)
+
+
+def _templates() -> Environment:
+    # Values arrive as HTML (markdown rendered by the caller), so no autoescaping; the template's
+    # final newline is part of the page.
+    return Environment(loader=FileSystemLoader(TEMPLATES), keep_trailing_newline=True)
+
+
+def render_doc(doc: DocPage, body: str, chrome: dict) -> str:
+    """A guide's page: its HTML in the site's chrome, with its contents list."""
+    page = _templates().get_template(DOC_TEMPLATE).render(title=doc.title, body=body, **chrome)
+    return _with_check_command(page.replace(TOC_MARK, toc_html(body), 1))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,7 +296,8 @@ def render_page(nb: nbformat.NotebookNode, page: Page, context: dict) -> str:
 
 
 def index_html(pages: list[Page], title: str,
-               downloads: dict[str, list[dict]] | None = None) -> str:
+               downloads: dict[str, list[dict]] | None = None,
+               docs: list[DocPage] | None = None) -> str:
     """The learning path, with the sidebar of every page (no notebook marked current)."""
     def entry(page: Page) -> dict:
         return {
@@ -247,11 +308,10 @@ def index_html(pages: list[Page], title: str,
             "downloads": (downloads or {}).get(page.stem, []),
         }
 
-    # Values arrive as HTML (markdown rendered above), so no autoescaping; the template's final
-    # newline is part of the page.
-    templates = Environment(loader=FileSystemLoader(TEMPLATES), keep_trailing_newline=True)
     appendices = [entry(p) for p in pages if p.appendix]
-    return templates.get_template(INDEX_TEMPLATE).render(
+    guides = docs_entries(docs or [])
+    return _templates().get_template(INDEX_TEMPLATE).render(
+        guides=guides, docs_sidebar=guides, check_command=CHECK_COMMAND,
         title=html.escape(title),
         core=[entry(p) for p in pages if not p.appendix],
         appendices=appendices,
@@ -274,7 +334,8 @@ def course_title(root: Path) -> str:
 
 
 def build_site(root: Path, out: Path | None = None, log=print) -> list[Path]:
-    """Write one HTML page per notebook of notebooks/ and index.html; return what was written."""
+    """Write one HTML page per notebook of notebooks/ and per guide of docs/, and index.html;
+    return what was written (index.html last)."""
     source = root / NOTEBOOKS
     site = out or root / SITE
     entries = read_pages(source)
@@ -289,31 +350,61 @@ def build_site(root: Path, out: Path | None = None, log=print) -> list[Path]:
         log("site: django-static-mathjax is not installed, so equations load MathJax from the "
             "internet (pip install django-static-mathjax for an offline site)")
         mathjax_url = MATHJAX_CDN
-    pages = [page for page, _ in entries]
-    downloads = copy_downloads(root, site, pages)
-    title = course_title(root)
-    written = []
     bare = [where for page, nb in entries for where in undescribed_figures(nb, page.html_name)]
     if bare:
         raise UndescribedFigure("pictures with no description: " + ", ".join(bare) + " (show "
                                 "them with mlmcourse.teaching.describe.show_figure)")
-    searchable = []
+    pages = [page for page, _ in entries]
+    downloads = copy_downloads(root, site, pages)
+    run_notes = write_bundles(root, site, pages, downloads)
+    docs = read_docs(root)
+    _refuse_name_clashes(pages, docs)
+    title = course_title(root)
+    written, searchable = [], []
     for index, (page, nb) in enumerate(entries):
         snapshot_widgets(nb, f"{page.stem}.ipynb")
         target = site / page.html_name
         context = {"nav": nav_html(pages, index),
                    "nav_end": nav_html(pages, index, "Previous and next, end of page"),
-                   "sidebar": sidebar_entries(pages, index),
-                   "downloads": downloads[page.stem], "mathjax_url": mathjax_url,
-                   "course_title": title}
+                   "sidebar": sidebar_entries(pages, index), "docs_sidebar": docs_entries(docs),
+                   "downloads": downloads[page.stem], "run_note": run_notes[page.stem],
+                   "mathjax_url": mathjax_url, "course_title": title}
         rendered = render_page(nb, page, context)
         target.write_text(rendered, encoding="utf-8")
         searchable.append((page.html_name, plain_text(_link_text(page)), rendered))
         written.append(target)
+    written += write_docs(root, site, docs, pages, title, searchable)
     write_search_index(site, searchable)
     index_path = site / "index.html"
-    index_path.write_text(index_html(pages, title, downloads), encoding="utf-8")
+    index_path.write_text(index_html(pages, title, downloads, docs), encoding="utf-8")
     written.append(index_path)
+    return written
+
+
+def _refuse_name_clashes(pages: list[Page], docs: list[DocPage]) -> None:
+    names = [page.html_name for page in pages] + [doc.html_name for doc in docs] + ["index.html"]
+    clashes = sorted({name for name in names if names.count(name) > 1})
+    if clashes:
+        raise ValueError(f"two pages of the site would be {', '.join(clashes)}: rename the "
+                         "guide in docs/")
+
+
+def write_docs(root: Path, site: Path, docs: list[DocPage], pages: list[Page], title: str,
+               searchable: list[tuple[str, str, str]]) -> list[Path]:
+    """Each guide of docs/ as a page (and its pictures beside it); adds them to `searchable`."""
+    links = {doc.stem: doc.html_name for doc in docs}
+    notebooks = {page.stem for page in pages}
+    written = []
+    for doc in docs:
+        chrome = {"sidebar": sidebar_entries(pages, -1),
+                  "docs_sidebar": docs_entries(docs, doc.html_name), "course_title": title}
+        page_html = render_doc(doc, render_markdown(doc, links, notebooks), chrome)
+        target = site / doc.html_name
+        target.write_text(page_html, encoding="utf-8")
+        searchable.append((doc.html_name, doc.title, page_html))
+        written.append(target)
+    taken = {p.html_name for p in pages} | {d.html_name for d in docs} | {"index.html"}
+    copy_doc_files(root, site, taken)
     return written
 
 

@@ -1,16 +1,19 @@
 /* A code block or output wider (or taller) than its box scrolls; a keyboard user must be able to
    scroll it too, so each one that scrolls takes the focus (Tab) and is a region named after its
-   cell ("Code of cell 12", "Output of cell 12": the number of the cell's In [12] prompt). The
+   cell ("Code of cell 12", "Output of cell 12", "Equation in cell 12": the number of the cell's
+   In [12] prompt, or its place on the page for a text cell). The
    build takes nbconvert's nameless tabindex off every cell and output, so only what scrolls is
    a Tab stop. A folded solution is measured again when it opens. */
 (function () {
   var SELECTOR = "main .jp-InputArea-editor, main .jp-OutputArea-output pre, " +
-                 "main .jp-OutputArea-output";
-  var cells = [].slice.call(document.querySelectorAll("main .jp-CodeCell"));
+                 "main .jp-OutputArea-output, main mjx-container[display=true], main.mlm-doc pre";
+  var cells = [].slice.call(document.querySelectorAll("main .jp-Cell"));
 
   function cellNumber(block) {
-    var cell = block.closest(".jp-CodeCell");
-    if (!cell) { return ""; }
+    var cell = block.closest(".jp-Cell");
+    if (!cell) {  // a guide's code block: its place among the page's blocks
+      return String([].indexOf.call(document.querySelectorAll("main pre"), block) + 1);
+    }
     var prompt = cell.querySelector(".jp-InputPrompt");
     var shown = prompt && /\[(\d+)\]/.exec(prompt.textContent);
     return shown ? shown[1] : String(cells.indexOf(cell) + 1);
@@ -26,16 +29,22 @@
     document.querySelectorAll(SELECTOR).forEach(function (block) {
       if (block.hasAttribute("tabindex") || !scrolls(block)) { return; }
       if (block.parentElement.closest("[data-mlm-scrolls]")) { return; }  // its box scrolls
-      var code = block.classList.contains("jp-InputArea-editor");
+      var kind = block.classList.contains("jp-InputArea-editor") ? "Code" :
+        !block.closest(".jp-Cell") ? "Code block" :
+        block.tagName.toLowerCase() === "mjx-container" ? "Equation" : "Output";
       block.setAttribute("tabindex", "0");
       block.setAttribute("role", "region");
       block.setAttribute("data-mlm-scrolls", "");
-      block.setAttribute("aria-label", (code ? "Code" : "Output") + " of cell " +
+      block.setAttribute("aria-label", kind === "Code block" ? kind + " " + cellNumber(block) :
+                         kind + (kind === "Equation" ? " in" : " of") + " cell " +
                          cellNumber(block));
     });
   }
   mark();
   window.addEventListener("resize", mark);
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    MathJax.startup.promise.then(mark);  // equations have their width once typeset
+  }
   document.querySelectorAll("main details").forEach(function (details) {
     details.addEventListener("toggle", mark);
   });
