@@ -1,5 +1,6 @@
-"""The site's static widget snapshot draws every control of the saved panels (no browser):
-each control labelled, each picture named, never a placeholder."""
+"""The reading site without a browser: the static widget snapshot (each control labelled, each
+picture named, never a placeholder), the reader's view, the search's text, the guides' links and
+the zips."""
 
 import pytest
 
@@ -71,3 +72,104 @@ def test_a_saved_hbox_stays_a_row_and_a_vbox_a_column():
              "col": {"model_name": "VBoxModel", "state": {"children": []}}}
     expected = '<div class="mlm-hbox"><div class="mlm-vbox"></div></div>'
     assert widget_snapshot(state, "row") == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# The reading view, the search's text, the guides' links and the zips (no browser)
+
+
+def _question_cell(grade_id: str, question: str):
+    import nbformat
+
+    cell = nbformat.v4.new_markdown_cell(f"### Predict, then run\n\n**Question.** {question}")
+    cell.metadata["nbgrader"] = {"grade_id": grade_id}
+    return cell
+
+
+def test_each_repeated_question_heading_gets_its_own_anchor_and_title():
+    import nbformat
+
+    from mlmcourse.build.reading_view import name_repeated_headings
+
+    nb = nbformat.v4.new_notebook(cells=[
+        _question_cell("question_boundaries", "Draws 0.8 and 0.9. Which branch does each take?"),
+        _question_cell("question_mean", "The mean lies between the two. Where?"),
+        nbformat.v4.new_markdown_cell("### Part A\n\nOnce only."),
+    ])
+    assert name_repeated_headings(nb) == 2
+    first, second = (cell.source.splitlines()[0] for cell in nb.cells[:2])
+    assert first.startswith('<h3 id="question-boundaries">Predict, then run: Which branch')
+    assert 'id="question-mean">Predict, then run: The mean lies between the two. Where?' in second
+    assert nb.cells[2].source.startswith("### Part A"), "a heading said once keeps its markdown"
+
+
+def test_the_readers_view_folds_imports_checks_and_hidden_test_lists_only():
+    import nbformat
+
+    from mlmcourse.build.editions import HIDDEN_TESTS_TITLE
+    from mlmcourse.build.reading_view import fold_reason
+
+    code = nbformat.v4.new_code_cell
+    assert fold_reason(code("import torch\nfrom mlmcourse.teaching.checks import expect")) == (
+        "imports")
+    assert fold_reason(code("# Check: the rule holds\nexpect(ok, 'fix it')")) == "check"
+    assert fold_reason(code("expect(a, 'x')\nfor s in sites:\n    expect(s, 'y')")) == "check"
+    assert fold_reason(code("x = run()\nif ready:\n    expect(x, 'z')\nprint(x)")) is None
+    assert fold_reason(nbformat.v4.new_markdown_cell(f"**{HIDDEN_TESTS_TITLE}** (4 points).")) == (
+        "hidden_tests")
+    solution = code("import torch")
+    solution.metadata["jupyter"] = {"source_hidden": True}
+    assert fold_reason(solution) is None, "a folded solution is folded once, as a solution"
+
+
+def test_points_in_headings_are_marked_and_prose_is_left_alone():
+    from mlmcourse.build.reading_view import mark_points
+
+    marked = mark_points('<h2 id="a">Part A (9 points)</h2><p>worth (2 points)</p>')
+    assert '<h2 id="a">Part A <span class="mlm-points">(9 points)</span></h2>' in marked
+    assert "<p>worth (2 points)</p>" in marked
+
+
+def test_equations_are_searched_and_shown_as_text():
+    from mlmcourse.build.search_index import plain_text
+
+    text = plain_text(r"<p>$$\log \frac{e^{z_y}}{\sum_j e^{z_j}}$$ with $\alpha \le 1$</p>")
+    assert text == "log (e^z_y)/(Σ_j e^z_j) with α ≤ 1"
+
+
+def test_a_guides_links_become_site_links(tmp_path):
+    from mlmcourse.build.docs_pages import read_docs, render_markdown
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "ta.md").write_text(
+        "# TAs\n\n## Grading\n\n## Grading\n\nSee [students](students.md#first-steps), "
+        "[the front page](../README.md), [notebook 2](../notebooks/02_stable.ipynb) and "
+        "[nbgrader](https://nbgrader.readthedocs.io).\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        encoding="utf-8")
+    (tmp_path / "docs" / "students.md").write_text("# Students\n", encoding="utf-8")
+    docs = read_docs(tmp_path)
+    assert [doc.title for doc in docs] == ["Students", "TAs"], "name order, titles from H1"
+    page = render_markdown(docs[1], {d.stem: d.html_name for d in docs}, {"02_stable"})
+    assert '<h2 id="grading">' in page and '<h2 id="grading-1">' in page
+    assert 'href="students.html#first-steps"' in page and 'href="index.html"' in page
+    assert 'href="02_stable.html"' in page and 'href="https://nbgrader.readthedocs.io"' in page
+    assert "<table>" in page
+
+
+def test_a_notebook_that_loads_its_siblings_zips_them_with_the_helpers(tmp_path):
+    import zipfile
+
+    import nbformat
+    from conftest import ROOT
+
+    from mlmcourse.build.bundles import HOW_TO_RUN, write_bundle
+
+    worked = ROOT / "notebooks" / "04_experiment.ipynb"
+    nb = nbformat.read(str(worked), as_version=4)
+    assert "load_student_functions" in "".join(c.source for c in nb.cells)
+    bundle, note = write_bundle(ROOT, worked, tmp_path)
+    names = zipfile.ZipFile(bundle).namelist()
+    assert {"04_experiment.ipynb", "01_corruption.ipynb", "03_empty_mask_and_gradient.ipynb",
+            HOW_TO_RUN, "mlmcourse/__init__.py", "mlmcourse/teaching/loader.py"} <= set(names)
+    assert not [name for name in names if name.startswith(("mlmcourse/grader", "source/"))]
+    assert "torch==" in note and "jupyter lab 04_experiment.ipynb" in note

@@ -24,8 +24,10 @@ _IMAGE_DATA = re.compile(r'src="data:[^"]*"')  # pictures are words only through
 
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.S)
-_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
-_SQRT = re.compile(r"\\sqrt\s*\{([^{}]*)\}")
+_GROUP = r"\{((?:[^{}]|\{[^{}]*\})*)\}"  # a {group}, holding {groups} one level deep
+_FRAC = re.compile(r"\\[dt]?frac\s*" + _GROUP + r"\s*" + _GROUP)
+_SQRT = re.compile(r"\\sqrt\s*" + _GROUP)
+_ENVIRONMENT = re.compile(r"\\(?:begin|end)\s*\{[^{}]*\}")
 _WRAPPER = re.compile(r"\\(?:text|mathrm|mathbf|mathit|mathsf|mathtt|operatorname|boldsymbol|"
                       r"textbf|textit|mathcal|mathbb|hat|bar|tilde|vec|overline)\s*\{([^{}]*)\}")
 _COMMAND = re.compile(r"\\([A-Za-z]+)")
@@ -57,7 +59,7 @@ def _command_as_text(match: re.Match) -> str:
 def tex_as_text(tex: str) -> str:
     """An equation as a reader would say it in plain text: fractions as (a)/(b), commands as
     their symbols or names, no braces or backslashes."""
-    text = tex
+    text = _ENVIRONMENT.sub(" ", tex).replace("\\\\", "; ")
     for pattern, replacement in ((_FRAC, r"(\1)/(\2)"), (_SQRT, r"√(\1)"), (_WRAPPER, r"\1")):
         while pattern.search(text):
             text = pattern.sub(replacement, text)

@@ -1,7 +1,8 @@
 """WCAG 2.1 AA, checked by axe-core in Chromium on every page the course shows a reader: the
-reading site (index and each notebook), a student's feedback page, the TA's class report, and a
-student's notebook in JupyterLab once its cells have run (only the notebook's own content: the
-lab around it is JupyterLab's). No image may carry a placeholder for its description.
+reading site (index, each notebook, each guide of docs/), a student's feedback page, the TA's
+class report, and a student's notebook in JupyterLab once its cells have run (only the
+notebook's own content: the lab around it is JupyterLab's). No image may carry a placeholder
+for its description.
 
 axe-core is pinned by tests/browser/package-lock.json; `make test` installs it into build/axe/
 with npm (`make build/axe/node_modules/axe-core/axe.min.js` alone). Without it these tests say so
@@ -20,6 +21,7 @@ from conftest import ROOT, copy_course
 from test_browser_site import browser_page, open_page, served, site  # noqa: F401 (fixtures)
 from test_feedback_names import graded_notebook
 
+from mlmcourse.build.docs_pages import read_docs
 from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.grader.feedback import FeedbackExporter, ReadableFeedback
 from mlmcourse.lab import STUDENT, WORK, ensure_work_copies, kernel_language_info
@@ -30,8 +32,10 @@ pytestmark = [pytest.mark.browser]
 
 AXE = ROOT / "build" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+# Every page of the site: the index, a page per notebook, a page per guide of docs/.
 SITE_PAGES = ["index.html"] + [
-    f"{nb.stem}.html" for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+    f"{nb.stem}.html" for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))] + [
+    doc.html_name for doc in read_docs(ROOT)]
 # A graded sample with failed checks: the feedback page shows its "To fix" list and table.
 FEEDBACK_OF = ("wrong_labels_every_token", "01_corruption")
 # The notebook opened in a student's lab, answered (the reference sample's hand-in) so that Run

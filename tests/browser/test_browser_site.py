@@ -5,9 +5,11 @@ next), downloads, equations, figures and the folded solutions."""
 from __future__ import annotations
 
 import functools
+import io
 import json
 import re
 import threading
+import zipfile
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -17,6 +19,8 @@ import pytest
 from conftest import ROOT, run_course
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from mlmcourse.build.bundles import BUNDLES, HOW_TO_RUN
+from mlmcourse.build.docs_pages import read_docs
 from mlmcourse.build.site import CORE_LAST, DOWNLOADS, local_mathjax
 from mlmcourse.course.layout import ASSIGNMENT
 
@@ -130,13 +134,17 @@ def test_index_shows_the_learning_path(site, served, browser_page):
                 encoding="utf-8"))["metadata"]["mlmcourse"]["summary"]
             assert summary == written, f"{stems[i]}: the index should show its written summary"
             downloads = items.nth(i).locator("a.download")
-            assert downloads.count() == 2, f"{stems[i]}: the index should offer both downloads"
+            assert downloads.count() == 3, (
+                f"{stems[i]}: the index should offer both notebooks and the zip")
     sidebar = page.locator("nav.mlm-sidebar a[href$='.html']")
-    assert sidebar.count() == len(notebooks) + 1, "the index should have the pages' sidebar"
+    assert sidebar.count() == len(notebooks) + 1 + len(read_docs(ROOT)), (
+        "the index should have the pages' sidebar: the notebooks and the guides")
     assert page.blocked == [] and page.failed == [], (page.blocked, page.failed)
 
 
-def test_the_search_finds_a_word_offline_and_goes_there(site, served, browser_page):
+def test_the_search_ranks_hits_and_keeps_the_query_where_it_goes(site, served, browser_page):
+    """"logsumexp" lists notebook 2's section on it first; snippets show equations as text;
+    following a hit opens its section with the same search shown again."""
     page = browser_page
     open_page(page, served, "index.html")
     page.get_by_label("Search the course").press_sequentially("logsumexp")
@@ -145,12 +153,16 @@ def test_the_search_finds_a_word_offline_and_goes_there(site, served, browser_pa
     assert "sections hold logsumexp" in count.inner_text()
     hits = page.locator("#mlm-search-results a")
     hrefs = [hits.nth(i).get_attribute("href") for i in range(hits.count())]
-    assert any(href.startswith("02_stable_log_softmax.html#") for href in hrefs), hrefs
+    assert hrefs[0].startswith("02_stable_log_softmax.html?q=logsumexp#"), hrefs[:3]
+    snippets = page.locator("#mlm-search-results .mlm-search-where").all_inner_texts()
+    raw = [text for text in snippets if re.search(r"\\[A-Za-z]+|\$", text)]
+    assert raw == [], f"snippets show raw LaTeX: {raw[:2]}"
     lab.shoot(page, "site-5-search")
-    first = next(i for i, href in enumerate(hrefs) if href.startswith("02_"))
-    hits.nth(first).focus()
+    hits.first.focus()
     page.keyboard.press("Enter")
-    page.wait_for_url("**/02_stable_log_softmax.html#*")
+    page.wait_for_url(re.compile(r".*/02_stable_log_softmax\.html\?q=logsumexp#.+"))
+    assert page.get_by_label("Search the course").input_value() == "logsumexp"
+    assert page.locator("#mlm-search-results a").count() == len(hrefs), "the query was lost"
     page.get_by_label("Search the course").fill("no such word anywhere")
     assert count.inner_text().startswith("No section holds")
     assert page.blocked == [] and page.failed == [], (page.blocked, page.failed)
@@ -199,9 +211,11 @@ def test_the_sidebar_links_to_every_page(site, served, browser_page):
     for notebook in notebooks:
         name = f"{notebook.stem}.html"
         open_page(page, served, name)
-        links = page.locator("nav.mlm-sidebar li a")
+        links = page.locator("nav.mlm-sidebar ul:not(.mlm-guides) li a")
         hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
         assert hrefs == every_page, f"{name}: the sidebar lists {hrefs}"
+        guides = page.locator("nav.mlm-sidebar ul.mlm-guides li a")
+        assert guides.count() == len(read_docs(ROOT)), f"{name}: the sidebar misses a guide"
         current = page.locator("nav.mlm-sidebar li.mlm-current a")
         assert current.count() == 1 and current.get_attribute("href") == name
         assert page.locator("nav.mlm-sidebar .mlm-side-title a").get_attribute("href") == (
@@ -253,7 +267,8 @@ def test_download_links_serve_the_notebooks(site, served, browser_page):
             f"{DOWNLOADS}/worked/{notebook.name}": notebook,
             f"{DOWNLOADS}/release/{notebook.name}": ROOT / "release" / ASSIGNMENT / notebook.name,
         }
-        assert sorted(hrefs) == sorted(expected), f"{name}: download links {hrefs}"
+        bundle = f"{BUNDLES}/{notebook.stem}.zip"
+        assert sorted(hrefs) == sorted([*expected, bundle]), f"{name}: download links {hrefs}"
         for href, original in expected.items():
             reply = page.request.get(served + href)
             assert reply.ok, f"{name}: {href} answered {reply.status}"
@@ -361,7 +376,8 @@ def test_a_code_block_that_scrolls_is_reached_and_scrolled_by_keyboard(site, ser
         regions = page.locator("main [role=region][tabindex='0']")
         assert regions.count() >= 1, "no long code line scrolls on notebook 2's page"
         labels = regions.evaluate_all("(els) => els.map((el) => el.getAttribute('aria-label'))")
-        assert all(re.fullmatch(r"(Code|Output) of cell \d+", label) for label in labels), labels
+        assert all(re.fullmatch(r"(Code|Output) of cell \d+|Equation in cell \d+", label)
+                   for label in labels), labels
         stops = page.evaluate("document.querySelectorAll('main [tabindex=\"0\"]').length")
         assert stops == regions.count(), "a Tab stop in the notebook with no name"
         page.locator("nav.mlm-nav a").first.focus()
@@ -380,6 +396,7 @@ def test_a_code_block_that_scrolls_is_reached_and_scrolled_by_keyboard(site, ser
         outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
         assert outline != "none", "the focused code block shows no focus outline"
         lab.shoot(page, "site-9-code-focus")
+        page.evaluate("document.querySelectorAll('main details').forEach((d) => { d.open = true })")
         fits = page.evaluate(
             "[...document.querySelectorAll('main .jp-InputArea-editor')]"
             ".filter((e) => Math.max(...e.innerText.split('\\n').map((l) => l.length)) <= 100)"
@@ -387,3 +404,166 @@ def test_a_code_block_that_scrolls_is_reached_and_scrolled_by_keyboard(site, ser
         assert fits, "a code line of 100 characters or fewer does not fit the column at 1366px"
     finally:
         page.set_viewport_size(lab.VIEWPORT)
+
+
+# ---------------------------------------------------------------------------------------------
+# Every screen: a phone (390 px) and a laptop (1366 px)
+
+PHONE = {"width": 390, "height": 844}
+LAPTOP = {"width": 1366, "height": 768}
+
+
+def site_pages(notebooks) -> list[str]:
+    return (["index.html"] + [f"{nb.stem}.html" for nb in notebooks]
+            + [doc.html_name for doc in read_docs(ROOT)])
+
+
+def overflow(page) -> int:
+    """How far the page is wider than the window (0: no sideways scrolling)."""
+    return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+
+
+def test_no_page_scrolls_sideways_and_the_phone_folds_the_navigation(site, served,
+                                                                     browser_page):
+    _, notebooks = site
+    page = browser_page
+    try:
+        for size, name in ((PHONE, "phone"), (LAPTOP, "laptop")):
+            page.set_viewport_size(size)
+            for target in site_pages(notebooks):
+                open_page(page, served, target)
+                page.evaluate("window.MathJax && MathJax.startup && MathJax.startup.promise")
+                assert overflow(page) <= 0, f"{target} at {size['width']}px: {overflow(page)}px"
+                menu = page.locator(".mlm-menu-button")
+                sidebar = page.locator("nav.mlm-sidebar")
+                if name == "phone":
+                    assert menu.is_visible() and not sidebar.is_visible(), (
+                        f"{target}: the navigation should fold behind Menu on a phone")
+                else:
+                    assert not menu.is_visible() and sidebar.is_visible(), target
+            open_page(page, served, "02_stable_log_softmax.html")
+            lab.shoot(page, f"site-10-{name}-notebook-2")
+        page.set_viewport_size(PHONE)
+        open_page(page, served, "02_stable_log_softmax.html")
+        page.locator(".mlm-menu-button").click()
+        assert page.locator("nav.mlm-sidebar").is_visible()
+        assert page.locator(".mlm-menu-button").get_attribute("aria-expanded") == "true"
+        lab.shoot(page, "site-11-phone-menu-open")
+        page.keyboard.press("Escape")
+        assert not page.locator("nav.mlm-sidebar").is_visible()
+        wide = page.locator("main mjx-container[display=true][data-mlm-scrolls]")
+        assert wide.count() >= 1, "no equation scrolls on a phone (do they shrink instead?)"
+        glyphs = wide.first.evaluate("e => e.querySelector('svg').getBoundingClientRect().height")
+        assert glyphs >= 14, f"a wide equation is drawn {glyphs}px high on a phone"
+        figure = page.locator("main figure img").first
+        figure.scroll_into_view_if_needed()
+        page.locator("main .mlm-zoom").first.click()
+        opened = page.locator("dialog.mlm-lightbox img")
+        assert opened.evaluate("img => img.getBoundingClientRect().width") == (
+            figure.evaluate("img => img.naturalWidth")), "the figure did not open full size"
+        lab.shoot(page, "site-12-phone-figure-full-size")
+        page.keyboard.press("Escape")
+    finally:
+        page.set_viewport_size(lab.VIEWPORT)
+
+
+def test_the_skip_link_is_the_first_tab_stop_and_goes_to_the_content(site, served,
+                                                                     browser_page):
+    _, notebooks = site
+    page = browser_page
+    for target in ("index.html", f"{notebooks[0].stem}.html", read_docs(ROOT)[0].html_name):
+        open_page(page, served, target)
+        page.keyboard.press("Tab")
+        first = page.evaluate("document.activeElement.textContent.trim()")
+        assert first == "Skip to the content", f"{target}: the first Tab stop is {first!r}"
+        if target == "index.html":
+            lab.shoot(page, "site-13-skip-link")
+        page.keyboard.press("Enter")
+        assert page.evaluate("document.activeElement.id") == "mlm-content", target
+
+
+def test_every_question_has_its_own_anchor_from_the_contents_and_the_search(site, served,
+                                                                          browser_page):
+    """Each "Predict, then run" has its own anchor and title, listed by the page's contents and
+    found by the search (every hit reachable: the rest are one button away)."""
+    _, notebooks = site
+    page = browser_page
+    every_question = []
+    for notebook in notebooks:
+        name = f"{notebook.stem}.html"
+        open_page(page, served, name)
+        ids = page.locator("main h3[id]").evaluate_all(
+            "(hs) => hs.filter((h) => h.textContent.startsWith('Predict, then run'))"
+            ".map((h) => [h.id, h.textContent.replace('¶', '').trim()])")
+        anchors = [anchor for anchor, _ in ids]
+        titles = [title for _, title in ids]
+        assert len(set(anchors)) == len(anchors) and len(set(titles)) == len(titles), ids
+        contents = page.locator("nav.mlm-toc a").evaluate_all(
+            "(links) => links.map((a) => a.getAttribute('href'))")
+        for anchor in anchors:
+            assert f"#{anchor}" in contents, f"{name}: the contents do not list #{anchor}"
+        every_question += [f"{name}#{anchor}" for anchor in anchors]
+        if notebook == notebooks[0] and anchors:
+            page.locator(f"nav.mlm-toc a[href='#{anchors[1]}']").click()
+            page.wait_for_function("(h) => location.hash === h", arg=f"#{anchors[1]}")
+    expected_questions = sum(
+        cell["source"].startswith("### Predict, then run") if isinstance(cell["source"], str)
+        else "".join(cell["source"]).startswith("### Predict, then run")
+        for nb in notebooks for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"])
+    assert len(every_question) == expected_questions, every_question
+    open_page(page, served, "index.html")
+    page.get_by_label("Search the course").fill("predict then run")
+    more = page.locator("#mlm-search-more")
+    if more.is_visible():
+        more.click()
+    hrefs = page.locator("#mlm-search-results a").evaluate_all(
+        "(links) => links.map((a) => a.getAttribute('href').replace(/\\?q=[^#]*/, ''))")
+    missing = [question for question in every_question if question not in hrefs]
+    assert missing == [], f"the search does not reach {missing}"
+
+
+def test_the_readers_view_folds_what_only_a_graded_student_needs(site, served, browser_page):
+    page = browser_page
+    open_page(page, served, "01_corruption.html")
+    graded = page.locator("main details.mlm-graded")
+    assert graded.count() >= 3, "imports, self-checks and hidden-test lists should fold"
+    assert graded.evaluate_all("(ds) => ds.every((d) => !d.open)")
+    points = page.locator("main .mlm-points")
+    assert points.count() >= 1 and not points.first.is_visible(), "points show in reader's view"
+    toggle = page.get_by_role("button", name="Show the grading")
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "true"
+    assert points.first.is_visible()
+    assert graded.evaluate_all("(ds) => ds.every((d) => d.open)")
+
+
+def test_each_notebook_downloads_as_a_zip_with_what_it_needs(site, served, browser_page):
+    """The zip runs away from the course: the notebook, the notebooks it loads, the course's
+    helpers it imports, and how to run it; the page says how too."""
+    _, notebooks = site
+    page = browser_page
+    for notebook in notebooks:
+        reply = page.request.get(f"{served}{BUNDLES}/{notebook.stem}.zip")
+        assert reply.ok, f"{notebook.stem}.zip answered {reply.status}"
+        names = zipfile.ZipFile(io.BytesIO(reply.body())).namelist()
+        assert notebook.name in names and HOW_TO_RUN in names, names
+        imported = {m.replace(".", "/") for m in re.findall(
+            r"from (mlmcourse[\w.]*) import", notebook.read_text(encoding="utf-8"))}
+        for module in imported:
+            assert f"{module}.py" in names or f"{module}/__init__.py" in names, (
+                f"{notebook.stem}.zip lacks {module}")
+        if "load_student_functions" in notebook.read_text(encoding="utf-8"):
+            siblings = [name for name in names if re.fullmatch(r"\d\d_\w+\.ipynb", name)]
+            assert len(siblings) >= 2, f"{notebook.stem}.zip lacks the notebooks it loads"
+    open_page(page, served, f"{notebooks[0].stem}.html")
+    page.locator("details.mlm-run-note > summary").click()
+    assert "jupyter lab" in page.locator("details.mlm-run-note").inner_text()
+
+
+def test_the_site_gives_the_check_command_with_the_courses_environment(site, served,
+                                                                      browser_page):
+    page = browser_page
+    open_page(page, served, "index.html")
+    text = page.locator("main").inner_text()
+    assert ".venv/bin/python -m mlmcourse check" in text
+    assert not re.search(r"(?<![/\w.])python -m mlmcourse check", text), text

@@ -6,13 +6,15 @@
    a Tab stop. A folded solution is measured again when it opens. */
 (function () {
   var SELECTOR = "main .jp-InputArea-editor, main .jp-OutputArea-output pre, " +
-                 "main .jp-OutputArea-output, main mjx-container[display=true], main.mlm-doc pre";
+                 "main .jp-OutputArea-output, main mjx-container[display=true], main.mlm-doc pre, " +
+                 "main table";
   var cells = [].slice.call(document.querySelectorAll("main .jp-Cell"));
 
   function cellNumber(block) {
     var cell = block.closest(".jp-Cell");
-    if (!cell) {  // a guide's code block: its place among the page's blocks
-      return String([].indexOf.call(document.querySelectorAll("main pre"), block) + 1);
+    if (!cell) {  // a guide's code block or table: its place among the page's own
+      var same = document.querySelectorAll("main " + block.tagName.toLowerCase());
+      return String([].indexOf.call(same, block) + 1);
     }
     var prompt = cell.querySelector(".jp-InputPrompt");
     var shown = prompt && /\[(\d+)\]/.exec(prompt.textContent);
@@ -30,12 +32,14 @@
       if (block.hasAttribute("tabindex") || !scrolls(block)) { return; }
       if (block.parentElement.closest("[data-mlm-scrolls]")) { return; }  // its box scrolls
       var kind = block.classList.contains("jp-InputArea-editor") ? "Code" :
+        block.tagName.toLowerCase() === "table" ? "Table" :
         !block.closest(".jp-Cell") ? "Code block" :
         block.tagName.toLowerCase() === "mjx-container" ? "Equation" : "Output";
       block.setAttribute("tabindex", "0");
-      block.setAttribute("role", "region");
+      if (block.tagName.toLowerCase() !== "table") { block.setAttribute("role", "region"); }
       block.setAttribute("data-mlm-scrolls", "");
-      block.setAttribute("aria-label", kind === "Code block" ? kind + " " + cellNumber(block) :
+      var alone = kind === "Code block" || (kind === "Table" && !block.closest(".jp-Cell"));
+      block.setAttribute("aria-label", alone ? kind + " " + cellNumber(block) :
                          kind + (kind === "Equation" ? " in" : " of") + " cell " +
                          cellNumber(block));
     });
