@@ -173,3 +173,34 @@ def test_a_notebook_that_loads_its_siblings_zips_them_with_the_helpers(tmp_path)
             HOW_TO_RUN, "mlmcourse/__init__.py", "mlmcourse/teaching/loader.py"} <= set(names)
     assert not [name for name in names if name.startswith(("mlmcourse/grader", "source/"))]
     assert "torch==" in note and "jupyter lab 04_experiment.ipynb" in note
+
+
+def test_no_link_of_the_site_or_its_guides_is_broken(tmp_path):
+    """Every link between the site's pages (notebooks, guides, index, downloads) reaches a file
+    of the site and, with an anchor, an element of that page."""
+    import html
+    import re
+    from urllib.parse import unquote, urlsplit
+
+    from conftest import ROOT
+
+    from mlmcourse.build.site import build_site
+
+    site = tmp_path / "site"
+    build_site(ROOT, site, log=lambda *_: None)
+    pages = {page.name: page.read_text(encoding="utf-8") for page in site.glob("*.html")}
+    ids = {name: {html.unescape(i) for i in re.findall(r'\bid="([^"]+)"', text)}
+           for name, text in pages.items()}
+    broken = []
+    for name, text in pages.items():
+        for href in re.findall(r'<a\b[^>]*\bhref="([^"]*)"', text):
+            link = urlsplit(html.unescape(href))
+            if link.scheme or link.netloc:
+                continue
+            target = link.path or name
+            if not (site / target).is_file():
+                broken.append(f"{name}: {href}")
+            elif link.fragment and target in ids and not (
+                    {link.fragment, unquote(link.fragment)} & ids[target]):
+                broken.append(f"{name}: {href} (no such anchor)")
+    assert broken == [], "\n".join(broken[:20])

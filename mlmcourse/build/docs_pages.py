@@ -6,7 +6,9 @@ comes first; the others follow in name order). The list comes from the folder, n
 Markdown is CommonMark with tables (mistune, which nbconvert already uses); each heading gets
 GitHub's anchor (``## Grading`` -> ``#grading``), so a link written for GitHub,
 ``ta.md#grading``, works on the site as ``ta.html#grading``. A link to ``../README.md`` goes to
-the site's index; a link to a notebook of ``notebooks/`` or ``source/`` goes to its page.
+the site's index; a link to a notebook of ``notebooks/`` or ``source/`` goes to its page; a
+link to another file of the course (``../CHANGELOG.md``) names the file instead, since the site
+does not hold it.
 Pictures and other files beside the guides are copied next to the pages.
 """
 
@@ -88,7 +90,11 @@ def render_markdown(page: DocPage, docs: dict[str, str], notebooks: set[str]) ->
                     f'href="#{anchor}">¶</a></h{level}>\n')
 
         def link(self, text: str, url: str, title: str | None = None) -> str:
-            return super().link(text, _site_href(url, docs, notebooks), title)
+            href = _site_href(url, docs, notebooks)
+            if href == url and url.startswith("../"):  # a file of the course, not a page
+                shown = html.escape(urlsplit(url).path[3:])
+                return f"{text} (<code>{shown}</code> in the course folder)"
+            return super().link(text, href, title)
 
     markdown = mistune.create_markdown(renderer=SiteRenderer(escape=False),
                                        plugins=["table", "strikethrough"])
