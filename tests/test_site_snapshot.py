@@ -204,3 +204,19 @@ def test_no_link_of_the_site_or_its_guides_is_broken(tmp_path):
                     {link.fragment, unquote(link.fragment)} & ids[target]):
                 broken.append(f"{name}: {href} (no such anchor)")
     assert broken == [], "\n".join(broken[:20])
+
+
+def test_a_snapshot_says_to_open_the_students_own_copy_that_make_lab_serves():
+    import nbformat
+
+    from mlmcourse.build.snapshots import WIDGET_VIEW, snapshot_widgets
+    from mlmcourse.course.layout import ASSIGNMENT
+    from mlmcourse.course.nbio import WIDGET_STATE
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("panel", outputs=[
+        nbformat.v4.new_output("display_data", {WIDGET_VIEW: {"model_id": "box"}})])])
+    nb.metadata["widgets"] = {WIDGET_STATE: {"state": {
+        "box": {"model_name": "VBoxModel", "state": {"children": []}}}}}
+    assert snapshot_widgets(nb, "04_experiment.ipynb") == 1
+    note = nb.cells[0].outputs[0]["data"]["text/html"]
+    assert f"work/{ASSIGNMENT}/04_experiment.ipynb" in note and "notebooks/" not in note

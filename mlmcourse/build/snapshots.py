@@ -14,13 +14,17 @@ import html
 import math
 import re
 
+from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.course.nbio import WIDGET_STATE
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# `make lab` serves the student's own copies (work/<assignment>/), not notebooks/; away from the
+# course, the page's zip holds the notebook with what it needs.
 SNAPSHOT_NOTE = (
     "A snapshot of the interactive panel as saved when this edition was built. The sliders "
-    "need a running kernel: open <code>notebooks/{name}</code> in JupyterLab "
-    "(<code>make lab</code>) and run all cells to move them."
+    "need a running kernel: in the course folder, <code>make lab</code> opens your copy, "
+    "<code>work/{assignment}/{name}</code>, in JupyterLab; elsewhere, download this notebook's "
+    "zip (at the top of the page). Run all cells to move them."
 )
 BOXES = ("VBoxModel", "HBoxModel", "BoxModel", "GridBoxModel", "AccordionModel", "TabModel")
 CHOICES = ("DropdownModel", "SelectModel", "RadioButtonsModel", "ToggleButtonsModel")
@@ -180,7 +184,7 @@ def snapshot_widgets(nb, notebook_name: str) -> int:
             if view is None:
                 continue
             body = widget_snapshot(saved, view.get("model_id", ""))
-            note = SNAPSHOT_NOTE.format(name=html.escape(notebook_name))
+            note = SNAPSHOT_NOTE.format(name=html.escape(notebook_name), assignment=ASSIGNMENT)
             output["data"] = {
                 "text/html": f'<div class="mlm-snapshot"><p class="mlm-note">{note}</p>{body}</div>'
             }
