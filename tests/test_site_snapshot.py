@@ -128,6 +128,8 @@ def test_points_in_headings_are_marked_and_prose_is_left_alone():
     marked = mark_points('<h2 id="a">Part A (9 points)</h2><p>worth (2 points)</p>')
     assert '<h2 id="a">Part A <span class="mlm-points">(9 points)</span></h2>' in marked
     assert "<p>worth (2 points)</p>" in marked
+    opening = mark_points("<p><strong>Points available: 15</strong> (Part A: 9).</p>")
+    assert opening.startswith('<p class="mlm-points"><strong>Points available')
 
 
 def test_equations_are_searched_and_shown_as_text():

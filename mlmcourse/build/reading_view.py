@@ -148,12 +148,16 @@ def mark_graded_parts(nb: nbformat.NotebookNode) -> int:
 _HEADING_HTML = re.compile(r"(<h[1-6]\b[^>]*>)(.*?)(</h[1-6]>)", re.S)
 
 
+_POINTS_PARAGRAPH = re.compile(r"<p>(?=<strong>Points\b)")  # "**Points available: 15** (...)"
+
+
 def mark_points(body: str) -> str:
-    """Wrap "(N points)" of each rendered heading in a span the reader's view hides."""
+    """Mark what the reader's view hides: "(N points)" of each rendered heading, and a
+    paragraph that opens with the notebook's points ("**Points available: 15**")."""
     def one(match: re.Match) -> str:
         inner = POINTS.sub(r'<span class="mlm-points">\g<0></span>', match.group(2))
         return match.group(1) + inner + match.group(3)
-    return _HEADING_HTML.sub(one, body)
+    return _POINTS_PARAGRAPH.sub('<p class="mlm-points">', _HEADING_HTML.sub(one, body))
 
 
 def fold_summary(reason: str) -> str:
