@@ -172,7 +172,8 @@ def test_a_notebook_that_loads_its_siblings_zips_them_with_the_helpers(tmp_path)
     bundle, note = write_bundle(ROOT, worked, tmp_path)
     names = zipfile.ZipFile(bundle).namelist()
     assert {"04_experiment.ipynb", "01_corruption.ipynb", "03_empty_mask_and_gradient.ipynb",
-            HOW_TO_RUN, "mlmcourse/__init__.py", "mlmcourse/teaching/loader.py"} <= set(names)
+            HOW_TO_RUN, "mlmcourse/__init__.py", "mlmcourse/teaching/loader.py",
+            "mlmcourse/teaching/plots.py"} <= set(names), "notebook 1's own imports run too"
     assert not [name for name in names if name.startswith(("mlmcourse/grader", "source/"))]
     assert "torch==" in note and "jupyter lab 04_experiment.ipynb" in note
 

@@ -108,6 +108,21 @@ def requirements(root: Path, outside: set[str]) -> list[str]:
                   for name in names)
 
 
+def _closure(root: Path, worked: Path) -> tuple[list[str], dict[str, Path], set[str]]:
+    """The sibling notebooks `worked` loads, and the modules it and they import, until nothing
+    new turns up (a sibling's own imports run when it is loaded)."""
+    notebooks = {worked.name}
+    while True:
+        code = "\n".join(_code(nbformat.read(str(worked.parent / name), as_version=4))
+                         for name in sorted(notebooks) if (worked.parent / name).is_file())
+        modules, outside = course_modules(root, code)
+        sources = code + "".join(p.read_text(encoding="utf-8") for p in modules.values())
+        found = notebooks | set(_NOTEBOOK_NAME.findall(sources))
+        if found == notebooks:
+            return sorted(notebooks - {worked.name}), modules, outside
+        notebooks = found
+
+
 def run_note(notebook: str, needs: list[str]) -> str:
     return (f"Unzip it, then in that folder: python -m venv .venv; "
             f".venv/bin/pip install {' '.join(needs)}; .venv/bin/jupyter lab {notebook}")
@@ -116,11 +131,7 @@ def run_note(notebook: str, needs: list[str]) -> str:
 def write_bundle(root: Path, worked: Path, out: Path) -> tuple[Path, str]:
     """Write out/<stem>.zip for the worked notebook at `worked`; return its path and the one
     line that says how to run it."""
-    nb = nbformat.read(str(worked), as_version=4)
-    code = _code(nb)
-    modules, outside = course_modules(root, code)
-    sources = code + "".join(p.read_text(encoding="utf-8") for p in modules.values())
-    siblings = sorted(set(_NOTEBOOK_NAME.findall(sources)) - {worked.name})
+    siblings, modules, outside = _closure(root, worked)
     needs = requirements(root, outside)
     note = run_note(worked.name, needs)
     out.mkdir(parents=True, exist_ok=True)
