@@ -165,6 +165,13 @@ def test_the_search_ranks_hits_and_keeps_the_query_where_it_goes(site, served, b
     assert page.locator("#mlm-search-results a").count() == len(hrefs), "the query was lost"
     page.get_by_label("Search the course").fill("no such word anywhere")
     assert count.inner_text().startswith("No section holds")
+    guide = next((doc for doc in read_docs(ROOT) if "\n## " in doc.markdown), None)
+    if guide is not None:  # the guides are searched too
+        section = guide.markdown.split("\n## ", 1)[1].splitlines()[0].strip().strip("`")
+        page.get_by_label("Search the course").fill(section)
+        found = page.locator("#mlm-search-results a").evaluate_all(
+            "(links) => links.map((a) => a.getAttribute('href'))")
+        assert any(href.startswith(guide.html_name + "?") for href in found), (section, found)
     assert page.blocked == [] and page.failed == [], (page.blocked, page.failed)
 
 
