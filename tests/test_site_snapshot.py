@@ -144,7 +144,8 @@ def test_a_guides_links_become_site_links(tmp_path):
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "ta.md").write_text(
-        "# TAs\n\n## Grading\n\n## Grading\n\nSee [students](students.md#first-steps), "
+        "# TAs\n\n## Grading\n\n## Grading\n\n## `make_mlm_inputs` · the contract\n\n"
+        "See [students](students.md#first-steps), "
         "[the front page](../README.md), [notebook 2](../notebooks/02_stable.ipynb) and "
         "[nbgrader](https://nbgrader.readthedocs.io).\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
         encoding="utf-8")
@@ -153,6 +154,7 @@ def test_a_guides_links_become_site_links(tmp_path):
     assert [doc.title for doc in docs] == ["Students", "TAs"], "name order, titles from H1"
     page = render_markdown(docs[1], {d.stem: d.html_name for d in docs}, {"02_stable"})
     assert '<h2 id="grading">' in page and '<h2 id="grading-1">' in page
+    assert '<h2 id="make_mlm_inputs--the-contract">' in page, "GitHub's anchor, as GitHub makes it"
     assert 'href="students.html#first-steps"' in page and 'href="index.html"' in page
     assert 'href="02_stable.html"' in page and 'href="https://nbgrader.readthedocs.io"' in page
     assert "<table>" in page

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from mlmcourse.build.reading_view import slug
-
 DOCS = "docs"
 FRONT_PAGES = ("index", "README")  # docs/index.md or docs/README.md: the guides' own front page
 FRONT_HTML = "guides.html"
@@ -39,6 +37,12 @@ class DocPage:
     @property
     def html_name(self) -> str:
         return FRONT_HTML if self.stem in FRONT_PAGES else f"{self.stem}.html"
+
+
+def github_anchor(heading_text: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, each space a hyphen
+    (underscores and runs of hyphens kept, as GitHub keeps them)."""
+    return re.sub(r"[^\w\- ]", "", heading_text.strip().lower()).replace(" ", "-")
 
 
 def read_docs(root: Path) -> list[DocPage]:
@@ -83,7 +87,7 @@ def render_markdown(page: DocPage, docs: dict[str, str], notebooks: set[str]) ->
 
     class SiteRenderer(mistune.HTMLRenderer):
         def heading(self, text: str, level: int, **attrs) -> str:
-            base = slug(html.unescape(_TAG.sub("", text))) or "section"
+            base = github_anchor(html.unescape(_TAG.sub("", text))) or "section"
             anchor = base if base not in taken else f"{base}-{taken[base]}"
             taken[base] = taken.get(base, 0) + 1
             return (f'<h{level} id="{anchor}">{text}<a class="anchor-link" '
@@ -114,4 +118,5 @@ def copy_doc_files(root: Path, site: Path, taken: set[str]) -> list[Path]:
     return copied
 
 
-__all__ = ["DOCS", "FRONT_HTML", "DocPage", "copy_doc_files", "read_docs", "render_markdown"]
+__all__ = ["DOCS", "FRONT_HTML", "DocPage", "copy_doc_files", "github_anchor", "read_docs",
+           "render_markdown"]
