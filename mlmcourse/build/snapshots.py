@@ -19,8 +19,9 @@ from mlmcourse.course.nbio import WIDGET_STATE
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 SNAPSHOT_NOTE = (
     "A snapshot of the interactive panel as saved when this edition was built. The sliders "
-    "need a running kernel: open <code>notebooks/{name}</code> in JupyterLab "
-    "(<code>make lab</code>) and run all cells to move them."
+    "need a running kernel and your own functions: run <code>make lab</code>, open "
+    "<code>bert_mlm/{name}</code> there (your copy of the release, kept in <code>work/</code>), "
+    "finish the notebooks it loads your functions from, and run all cells to move them."
 )
 BOXES = ("VBoxModel", "HBoxModel", "BoxModel", "GridBoxModel", "AccordionModel", "TabModel")
 CHOICES = ("DropdownModel", "SelectModel", "RadioButtonsModel", "ToggleButtonsModel")
