@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,9 +134,7 @@ def small_bert(seed: int = 0) -> LoadedBert:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = BertForMaskedLM(config)
-    started = time.perf_counter()
     losses = train_on_corpus(model, tokenizer, seed=seed)
-    seconds = time.perf_counter() - started
     model.eval()
     return LoadedBert(
         tokenizer,
@@ -149,8 +146,8 @@ def small_bert(seed: int = 0) -> LoadedBert:
             f"mlmcourse/teaching/data/{CORPUS.name} (about {_word_count()} words on the "
             f"telegraph), and a small BertForMaskedLM ({SMALL_BERT['num_hidden_layers']} layers, "
             f"hidden size {SMALL_BERT['hidden_size']}) trained just now on that text for "
-            f"{len(losses)} Adam steps ({seconds:.0f} s here; its MLM loss fell from "
-            f"{losses[0]:.2f} to {losses[-1]:.2f}).\n"
+            f"{len(losses)} Adam steps (its MLM loss fell from {losses[0]:.2f} to "
+            f"{losses[-1]:.2f}).\n"
             "It has learned that text by heart, the paragraph below included: it can fill in "
             "masked words of sentences it has read, so its loss and predictions are worth "
             "reading; it knows almost no English beyond them, so its predictions on a new "
