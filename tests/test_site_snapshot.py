@@ -1,9 +1,20 @@
 """The site's static widget snapshot draws every control of the saved panels (no browser):
 each control labelled, each picture named, never a placeholder."""
 
+import re
+
+import nbformat
 import pytest
 
-from mlmcourse.build.snapshots import UndescribedFigure, output_html, widget_snapshot
+from mlmcourse.build.snapshots import (
+    WIDGET_VIEW,
+    UndescribedFigure,
+    output_html,
+    snapshot_widgets,
+    widget_snapshot,
+)
+from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.lab import WORK, ensure_work_copies
 
 
 def test_a_saved_dropdown_shows_its_chosen_option_under_its_label():
@@ -71,3 +82,19 @@ def test_a_saved_hbox_stays_a_row_and_a_vbox_a_column():
              "col": {"model_name": "VBoxModel", "state": {"children": []}}}
     expected = '<div class="mlm-hbox"><div class="mlm-vbox"></div></div>'
     assert widget_snapshot(state, "row") == expected
+
+
+def test_the_snapshot_note_names_the_notebook_where_make_lab_serves_it(tmp_path):
+    """`make lab` serves only the student kit (work/): the note above a saved panel names the
+    reader's copy there, which the kit holds, not the worked edition's notebooks/."""
+    release = tmp_path / "release" / ASSIGNMENT
+    release.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), release / "04_experiment.ipynb")
+    ensure_work_copies(tmp_path)
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output(
+        "display_data", data={WIDGET_VIEW: {"model_id": "absent"}})]))
+    assert snapshot_widgets(nb, "04_experiment.ipynb") == 1
+    note = nb.cells[0].outputs[0]["data"]["text/html"]
+    (named,) = re.findall(r"<code>([^<]+\.ipynb)</code>", note)
+    assert (tmp_path / WORK / named).is_file(), note

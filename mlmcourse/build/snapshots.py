@@ -14,14 +14,16 @@ import html
 import math
 import re
 
+from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.course.nbio import WIDGET_STATE
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 SNAPSHOT_NOTE = (
     "A snapshot of the interactive panel as saved when this edition was built. The sliders "
     "need a running kernel and your own functions: run <code>make lab</code>, open "
-    "<code>bert_mlm/{name}</code> there (your copy of the release, kept in <code>work/</code>), "
-    "finish the notebooks it loads your functions from, and run all cells to move them."
+    "<code>{assignment}/{name}</code> there (your copy of the release, kept in "
+    "<code>work/</code>), finish the notebooks it loads your functions from, and run all cells "
+    "to move them."
 )
 BOXES = ("VBoxModel", "HBoxModel", "BoxModel", "GridBoxModel", "AccordionModel", "TabModel")
 CHOICES = ("DropdownModel", "SelectModel", "RadioButtonsModel", "ToggleButtonsModel")
@@ -181,7 +183,7 @@ def snapshot_widgets(nb, notebook_name: str) -> int:
             if view is None:
                 continue
             body = widget_snapshot(saved, view.get("model_id", ""))
-            note = SNAPSHOT_NOTE.format(name=html.escape(notebook_name))
+            note = SNAPSHOT_NOTE.format(assignment=ASSIGNMENT, name=html.escape(notebook_name))
             output["data"] = {
                 "text/html": f'<div class="mlm-snapshot"><p class="mlm-note">{note}</p>{body}</div>'
             }
