@@ -92,7 +92,8 @@ def load_bert(name: str = PRETRAINED_NAME, seed: int = 0) -> LoadedBert:
     """``name`` from the local Hugging Face cache if it is there, else the small stand-in."""
     _offline_and_quiet()
     if os.environ.get(STANDIN_VARIABLE, "") not in ("", "0"):
-        return small_bert(seed)
+        return small_bert(seed, why=(
+            f"The stand-in was asked for ({STANDIN_VARIABLE}=1, as for the reading edition)"))
     from transformers import BertForMaskedLM, BertTokenizerFast
 
     try:
@@ -102,7 +103,7 @@ def load_bert(name: str = PRETRAINED_NAME, seed: int = 0) -> LoadedBert:
             model = BertForMaskedLM.from_pretrained(name, local_files_only=True)
     except (OSError, ValueError):
         # Not in the cache (transformers says so with an OSError) or an incomplete download.
-        return small_bert(seed)
+        return small_bert(seed, why=f"{name} is not in the local Hugging Face cache")
     model.eval()
     return LoadedBert(
         tokenizer,
@@ -116,9 +117,9 @@ def load_bert(name: str = PRETRAINED_NAME, seed: int = 0) -> LoadedBert:
     )
 
 
-def small_bert(seed: int = 0) -> LoadedBert:
+def small_bert(seed: int = 0, why: str = "the stand-in was asked for") -> LoadedBert:
     """The stand-in: a WordPiece vocabulary learned from the course's corpus, and a small BERT
-    trained on that corpus's sentences (see ``train_on_corpus``)."""
+    trained on that corpus's sentences (see ``train_on_corpus``); `why` opens its description."""
     _offline_and_quiet()
     from transformers import BertConfig, BertForMaskedLM
 
@@ -134,6 +135,9 @@ def small_bert(seed: int = 0) -> LoadedBert:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = BertForMaskedLM(config)
+    steps = STANDIN_TRAINING["steps"]
+    print(f"Training the stand-in BERT ({steps} steps, about half a minute) ...",
+          flush=True)  # a wait the reader can read
     losses = train_on_corpus(model, tokenizer, seed=seed)
     model.eval()
     return LoadedBert(
@@ -141,13 +145,12 @@ def small_bert(seed: int = 0) -> LoadedBert:
         model,
         pretrained=False,
         description=(
-            f"{PRETRAINED_NAME} is not in the local Hugging Face cache, so this notebook uses a "
-            f"stand-in: a WordPiece vocabulary of {len(tokenizer)} tokens learned from "
-            f"mlmcourse/teaching/data/{CORPUS.name} (about {_word_count()} words on the "
-            f"telegraph), and a small BertForMaskedLM ({SMALL_BERT['num_hidden_layers']} layers, "
-            f"hidden size {SMALL_BERT['hidden_size']}) trained just now on that text for "
-            f"{len(losses)} Adam steps (its MLM loss fell from {losses[0]:.2f} to "
-            f"{losses[-1]:.2f}).\n"
+            f"{why}, so this notebook uses a stand-in: a WordPiece vocabulary of "
+            f"{len(tokenizer)} tokens learned from mlmcourse/teaching/data/{CORPUS.name} "
+            f"(about {_word_count()} words on the telegraph), and a small BertForMaskedLM "
+            f"({SMALL_BERT['num_hidden_layers']} layers, hidden size {SMALL_BERT['hidden_size']}) "
+            f"trained just now on that text for {len(losses)} Adam steps (its MLM loss fell "
+            f"from {losses[0]:.2f} to {losses[-1]:.2f}).\n"
             "It has learned that text by heart, the paragraph below included: it can fill in "
             "masked words of sentences it has read, so its loss and predictions are worth "
             "reading; it knows almost no English beyond them, so its predictions on a new "
