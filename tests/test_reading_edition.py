@@ -6,7 +6,12 @@ import nbformat
 import pytest
 from conftest import ROOT
 
-from mlmcourse.build.editions import HIDDEN_TESTS_TITLE, READER_NOTE, reading_edition
+from mlmcourse.build.editions import (
+    HIDDEN_TESTS_TITLE,
+    READER_NOTE,
+    WORKING_TITLE,
+    reading_edition,
+)
 from mlmcourse.course.cells import STUDENTS_ONLY_TAG, has_markers, has_tag, is_solution
 from mlmcourse.course.headings import check_headings, heading_text, is_heading_only, is_test_cell
 from mlmcourse.course.layout import source_notebooks
@@ -27,7 +32,24 @@ def test_reading_edition_is_worked_folded_and_speaks_to_readers(source):
     notes = [cell for cell in edition.cells if cell.source == READER_NOTE]
     assert len(notes) == (1 if answers_in_source else 0)
     if notes:
-        assert edition.cells.index(notes[0]) == 1, "the reader's note belongs under the title"
+        at = edition.cells.index(notes[0])
+        assert heading_text(edition.cells[at - 1]) == WORKING_TITLE, (
+            "the reader's note belongs in the closing section, not before the lesson")
+        assert not any(cell.source.startswith("## ") for cell in edition.cells[at:]), (
+            "the closing section is the last one")
+
+
+def test_a_notebook_without_the_closing_section_gets_one_for_the_note():
+    """An instructor's new notebook with an answer cell but no "Working on this notebook"
+    section still gets the reader's note, in a section of its own at the end."""
+    nb = nbformat.v4.new_notebook()
+    answer = nbformat.v4.new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1\n"
+                                       "    ### END SOLUTION")
+    answer.metadata["nbgrader"] = {"solution": True, "grade": False, "locked": False,
+                                   "grade_id": "f", "schema_version": 3}
+    nb.cells = [nbformat.v4.new_markdown_cell("# A title"), answer]
+    edition = reading_edition(nb)
+    assert [cell.source for cell in edition.cells[-2:]] == [f"## {WORKING_TITLE}", READER_NOTE]
 
 
 def test_students_only_cells_stay_in_the_release():

@@ -2,9 +2,20 @@
 picture named, never a placeholder), the reader's view, the search's text, the guides' links and
 the zips."""
 
+import re
+
+import nbformat
 import pytest
 
-from mlmcourse.build.snapshots import UndescribedFigure, output_html, widget_snapshot
+from mlmcourse.build.snapshots import (
+    WIDGET_VIEW,
+    UndescribedFigure,
+    output_html,
+    snapshot_widgets,
+    widget_snapshot,
+)
+from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.lab import WORK, ensure_work_copies
 
 
 def test_a_saved_dropdown_shows_its_chosen_option_under_its_label():
@@ -211,17 +222,17 @@ def test_no_link_of_the_site_or_its_guides_is_broken(tmp_path):
     assert broken == [], "\n".join(broken[:20])
 
 
-def test_a_snapshot_says_to_open_the_students_own_copy_that_make_lab_serves():
-    import nbformat
-
-    from mlmcourse.build.snapshots import WIDGET_VIEW, snapshot_widgets
-    from mlmcourse.course.layout import ASSIGNMENT
-    from mlmcourse.course.nbio import WIDGET_STATE
-
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("panel", outputs=[
-        nbformat.v4.new_output("display_data", {WIDGET_VIEW: {"model_id": "box"}})])])
-    nb.metadata["widgets"] = {WIDGET_STATE: {"state": {
-        "box": {"model_name": "VBoxModel", "state": {"children": []}}}}}
+def test_the_snapshot_note_names_the_notebook_where_make_lab_serves_it(tmp_path):
+    """`make lab` serves only the student kit (work/): the note above a saved panel names the
+    reader's copy there, which the kit holds, not the worked edition's notebooks/."""
+    release = tmp_path / "release" / ASSIGNMENT
+    release.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), release / "04_experiment.ipynb")
+    ensure_work_copies(tmp_path)
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output(
+        "display_data", data={WIDGET_VIEW: {"model_id": "absent"}})]))
     assert snapshot_widgets(nb, "04_experiment.ipynb") == 1
     note = nb.cells[0].outputs[0]["data"]["text/html"]
-    assert f"work/{ASSIGNMENT}/04_experiment.ipynb" in note and "notebooks/" not in note
+    (named,) = re.findall(r"<code>([^<]+\.ipynb)</code>", note)
+    assert (tmp_path / WORK / named).is_file(), note

@@ -8,15 +8,19 @@ import re
 import pytest
 from conftest import ROOT
 
+from mlmcourse.build.editions import WORKING_TITLE
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import (
+    STUDENTS_ONLY_TAG,
     grade_id,
+    has_tag,
     is_graded,
     is_hidden_helper,
     is_solution,
     nbgrader_meta,
     without_hidden_tests,
 )
+from mlmcourse.course.headings import heading_text
 from mlmcourse.course.layout import source_notebooks
 
 NOTEBOOKS = source_notebooks(ROOT)
@@ -190,3 +194,64 @@ def test_each_question_comes_before_what_answers_it(path):
             after = cells[index + 1]
             assert after.cell_type == "code", (
                 f"{path.name} {grade_id(cell)}: the next cell is {grade_id(after)}, not the run")
+
+
+# The grader's side of a notebook (how to work, what an answer cell may use, what the grader
+# cannot check) is said in its closing section, never before the lesson.
+WORKING_PHRASES = ("How to work.", "What an answer cell may use.", "what the grader cannot check")
+
+
+def level_two_headings(cells) -> list[int]:
+    return [index for index, cell in enumerate(cells)
+            if cell.cell_type == "markdown" and cell.source.startswith("## ")]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_each_notebook_opens_on_its_idea(path):
+    """Title, what you will be able to do (BERT named first), the points, one line pointing to
+    the closing section; then only code (the setup) before Step 1: no cell about working or
+    grading comes before the lesson."""
+    cells = nbio.read(path).cells
+    title = cells[0]
+    assert title.cell_type == "markdown" and title.source.startswith("# "), path.name
+    opening = title.source.split("**Points available", 1)[0]
+    assert "BERT" in opening, f"{path.name}: the opening paragraph should say what it does for BERT"
+    if any(is_graded(cell) for cell in cells):
+        assert "**Points available" in title.source, f"{path.name}: the points are in the title"
+    if any(has_tag(cell, STUDENTS_ONLY_TAG) for cell in cells):
+        last_line = title.source.rstrip().split("\n")[-1]
+        assert "the last section" in last_line, (
+            f"{path.name}: the title cell ends with one line pointing to the last section")
+    first_step = level_two_headings(cells)[0]
+    assert cells[first_step].source.startswith("## Step 1"), (
+        f"{path.name}: the first section is Step 1, not {grade_id(cells[first_step])}")
+    for cell in cells[1:first_step]:
+        assert cell.cell_type == "code", (
+            f"{path.name} {grade_id(cell)}: nothing but the setup between the title and Step 1")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_working_and_grading_cells_close_the_notebook(path):
+    """Every students-only cell and every word on what the grader cannot check lies in the last
+    section, "Working on this notebook", which holds nothing else (the reading edition puts
+    its note for readers there instead); a notebook with neither has no such section."""
+    cells = nbio.read(path).cells
+    about_working = [index for index, cell in enumerate(cells)
+                     if has_tag(cell, STUDENTS_ONLY_TAG)
+                     or any(phrase in cell.source for phrase in WORKING_PHRASES)]
+    headings = level_two_headings(cells)
+    working = [index for index in headings if heading_text(cells[index]) == WORKING_TITLE]
+    if not about_working:
+        assert not working, f"{path.name}: a section on working with nothing in it"
+        return
+    assert working == [headings[-1]], f"{path.name}: end with one section {WORKING_TITLE!r}"
+    start = working[0]
+    assert not has_tag(cells[start], STUDENTS_ONLY_TAG), (
+        f"{path.name}: the section's heading stays in the reading edition, for its note")
+    assert about_working == list(range(start + 1, len(cells))), (
+        f"{path.name}: cells about working or grading belong in {WORKING_TITLE!r}, and only "
+        f"they: {[grade_id(cells[i]) for i in about_working if i <= start]} come before it")
+    for index in about_working:
+        assert has_tag(cells[index], STUDENTS_ONLY_TAG), (
+            f"{path.name} {grade_id(cells[index])}: instructions for students, tag them "
+            f"{STUDENTS_ONLY_TAG!r}")

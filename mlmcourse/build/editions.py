@@ -46,6 +46,11 @@ STAGE_INPUTS = {
     "notebooks": ("source", *PACKAGE_INPUTS),
     "graded": ("source", "samples", *PACKAGE_INPUTS, "nbgrader_config.py"),
 }
+# Every notebook opens on its idea (title, what you will be able to do, the points, one line
+# pointing here) and ends with this section: how to work on the graded exercise and what the
+# grader cannot check (cells tagged `students-only`), and in the reading edition the note for
+# readers instead. tests/test_sources.py holds every source notebook to that layout.
+WORKING_TITLE = "Working on this notebook"
 READER_NOTE = (
     "**Reading edition.** This copy is worked: each answer is filled in but folded away, so you "
     "can try it in your head first (in JupyterLab click the blue bar left of the folded cell; "
@@ -78,8 +83,9 @@ def reading_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
     Cells tagged `students-only` (how to work on the graded exercise) and hidden helper cells
     (only the graded tests use them) are dropped, and a notebook with answers gets a note for
-    readers right after its title. Each run of graded test sections (a heading and a cell that
-    shows only a docstring) becomes one list of what the hidden tests check.
+    readers in its closing section, "Working on this notebook". Each run of graded test
+    sections (a heading and a cell that shows only a docstring) becomes one list of what the
+    hidden tests check.
     """
     from nbconvert.preprocessors import TagRemovePreprocessor
 
@@ -89,7 +95,7 @@ def reading_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     nb.cells = [cell for cell in nb.cells if not is_hidden_helper(cell)]
     nb.cells = with_test_lists(nb.cells, check_headings(nb))
     if any(is_solution(cell) for cell in nb.cells):
-        nb.cells.insert(1, nbformat.v4.new_markdown_cell(READER_NOTE))
+        nb.cells.insert(working_section(nb.cells) + 1, nbformat.v4.new_markdown_cell(READER_NOTE))
     for cell in nb.cells:
         if is_solution(cell):
             cell.source = without_solution_markers(cell.source)
@@ -97,6 +103,16 @@ def reading_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         elif is_graded(cell):
             cell.source = without_hidden_tests(cell.source)
     return nb
+
+
+def working_section(cells: list) -> int:
+    """The index of the heading of the closing section "Working on this notebook"; a notebook
+    without one (an instructor's new notebook) gets it as its last cell."""
+    for index, cell in enumerate(cells):
+        if heading_text(cell) == WORKING_TITLE:
+            return index
+    cells.append(nbformat.v4.new_markdown_cell(f"## {WORKING_TITLE}"))
+    return len(cells) - 1
 
 
 def test_sections(cells: list) -> set[int]:

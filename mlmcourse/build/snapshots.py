@@ -22,9 +22,11 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # course, the page's zip holds the notebook with what it needs.
 SNAPSHOT_NOTE = (
     "A snapshot of the interactive panel as saved when this edition was built. The sliders "
-    "need a running kernel: in the course folder, <code>make lab</code> opens your copy, "
-    "<code>work/{assignment}/{name}</code>, in JupyterLab; elsewhere, download this notebook's "
-    "zip (at the top of the page). Run all cells to move them."
+    "need a running kernel and your own functions: in the course folder, run "
+    "<code>make lab</code>, open <code>{assignment}/{name}</code> there (your copy of the "
+    "release, kept in <code>work/</code>), finish the notebooks it loads your functions from, "
+    "and run all cells to move them; elsewhere, download this notebook's zip (at the top of "
+    "the page)."
 )
 BOXES = ("VBoxModel", "HBoxModel", "BoxModel", "GridBoxModel", "AccordionModel", "TabModel")
 CHOICES = ("DropdownModel", "SelectModel", "RadioButtonsModel", "ToggleButtonsModel")
@@ -184,7 +186,7 @@ def snapshot_widgets(nb, notebook_name: str) -> int:
             if view is None:
                 continue
             body = widget_snapshot(saved, view.get("model_id", ""))
-            note = SNAPSHOT_NOTE.format(name=html.escape(notebook_name), assignment=ASSIGNMENT)
+            note = SNAPSHOT_NOTE.format(assignment=ASSIGNMENT, name=html.escape(notebook_name))
             output["data"] = {
                 "text/html": f'<div class="mlm-snapshot"><p class="mlm-note">{note}</p>{body}</div>'
             }

@@ -2,13 +2,16 @@
 
 ``bert-base-uncased`` is used when it is already in the local Hugging Face cache. Nothing is ever
 downloaded: when the cache does not hold it (the usual case on a course machine), a small
-stand-in is built here, deterministically and in well under a second:
+stand-in is built here, deterministically, in about 10 to 30 seconds of one CPU thread:
 
 - a WordPiece vocabulary learned from ``data/wordpiece_corpus.txt`` (a few KB of plain text that
   ships with the course) with the ``tokenizers`` library, wrapped as a ``BertTokenizerFast`` with
   ``[PAD] [UNK] [CLS] [SEP] [MASK]``;
-- a ``BertForMaskedLM`` with a tiny ``BertConfig`` (2 layers, hidden size 64, 2 heads) whose
-  weights are drawn at random from a fixed seed. Its predictions mean nothing.
+- a ``BertForMaskedLM`` with a tiny ``BertConfig`` (2 layers, hidden size 64, 2 heads), trained
+  for a few hundred Adam steps on the masked-LM loss over that same text's sentences (Hugging
+  Face's collator corrupts them, 15% and 80/10/10). It learns the text by heart: it fills in a
+  masked word of a sentence it has read, which is what notebook 6 needs to show a loss and
+  predictions that mean something, and it knows little English beyond that text.
 
 ``transformers`` and ``tokenizers`` are an optional extra (``requirements/bert.txt``): this module
 imports them only inside its functions, so ``transformers_available()`` works without them.
@@ -19,6 +22,7 @@ build of the reading edition gives the same outputs on every machine.
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +46,9 @@ SMALL_BERT = {
     "max_position_embeddings": 128,
 }
 SMALL_VOCAB_MERGES = 1000  # upper bound for the BPE trainer; the small corpus stops it earlier
+# Its training: enough steps to learn the ~800 tokens of the corpus by heart (the MLM loss falls
+# from ln V, about 7.4, to about 0.2); no dropout, so only the collator's draws are random.
+STANDIN_TRAINING = {"steps": 300, "lr": 5e-3, "mlm_probability": 0.15}
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,7 @@ class LoadedBert:
     tokenizer: Any  # transformers.BertTokenizerFast
     model: Any  # transformers.BertForMaskedLM, in eval mode
     pretrained: bool  # True: bert-base-uncased from the local cache; False: the small stand-in
-    description: str  # one sentence the notebook prints
+    description: str  # what the notebook prints: which model, and what it can and cannot show
 
 
 def transformers_available() -> bool:
@@ -85,7 +92,8 @@ def load_bert(name: str = PRETRAINED_NAME, seed: int = 0) -> LoadedBert:
     """``name`` from the local Hugging Face cache if it is there, else the small stand-in."""
     _offline_and_quiet()
     if os.environ.get(STANDIN_VARIABLE, "") not in ("", "0"):
-        return small_bert(seed)
+        return small_bert(seed, why=(
+            f"The stand-in was asked for ({STANDIN_VARIABLE}=1, as for the reading edition)"))
     from transformers import BertForMaskedLM, BertTokenizerFast
 
     try:
@@ -95,7 +103,7 @@ def load_bert(name: str = PRETRAINED_NAME, seed: int = 0) -> LoadedBert:
             model = BertForMaskedLM.from_pretrained(name, local_files_only=True)
     except (OSError, ValueError):
         # Not in the cache (transformers says so with an OSError) or an incomplete download.
-        return small_bert(seed)
+        return small_bert(seed, why=f"{name} is not in the local Hugging Face cache")
     model.eval()
     return LoadedBert(
         tokenizer,
@@ -109,8 +117,9 @@ def load_bert(name: str = PRETRAINED_NAME, seed: int = 0) -> LoadedBert:
     )
 
 
-def small_bert(seed: int = 0) -> LoadedBert:
-    """The stand-in: a WordPiece vocabulary learned from the course's corpus, a random BERT."""
+def small_bert(seed: int = 0, why: str = "the stand-in was asked for") -> LoadedBert:
+    """The stand-in: a WordPiece vocabulary learned from the course's corpus, and a small BERT
+    trained on that corpus's sentences (see ``train_on_corpus``); `why` opens its description."""
     _offline_and_quiet()
     from transformers import BertConfig, BertForMaskedLM
 
@@ -118,26 +127,86 @@ def small_bert(seed: int = 0) -> LoadedBert:
     config = BertConfig(
         vocab_size=len(tokenizer),
         pad_token_id=tokenizer.pad_token_id,
+        hidden_dropout_prob=0.0,  # a text to learn by heart: dropout would only slow it down
+        attention_probs_dropout_prob=0.0,
         **SMALL_BERT,
     )
     # Seeded on a forked RNG: the same weights every time, and the caller's RNG is untouched.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = BertForMaskedLM(config)
+    steps = STANDIN_TRAINING["steps"]
+    print(f"Training the stand-in BERT ({steps} steps, about half a minute) ...",
+          flush=True)  # a wait the reader can read
+    losses = train_on_corpus(model, tokenizer, seed=seed)
     model.eval()
     return LoadedBert(
         tokenizer,
         model,
         pretrained=False,
         description=(
-            f"{PRETRAINED_NAME} is not in the local Hugging Face cache, so this notebook uses a "
-            f"stand-in: a WordPiece vocabulary of {len(tokenizer)} tokens learned from "
-            f"mlmcourse/teaching/data/{CORPUS.name} and a small BertForMaskedLM "
-            f"({SMALL_BERT['num_hidden_layers']} layers, hidden size {SMALL_BERT['hidden_size']}, "
-            f"{SMALL_BERT['num_attention_heads']} heads) with random weights (seed {seed}). "
-            "Its predictions mean nothing: what this notebook checks is the arithmetic."
+            f"{why}, so this notebook uses a stand-in: a WordPiece vocabulary of "
+            f"{len(tokenizer)} tokens learned from mlmcourse/teaching/data/{CORPUS.name} "
+            f"(about {_word_count()} words on the telegraph), and a small BertForMaskedLM "
+            f"({SMALL_BERT['num_hidden_layers']} layers, hidden size {SMALL_BERT['hidden_size']}) "
+            f"trained just now on that text for {len(losses)} Adam steps (its MLM loss fell "
+            f"from {losses[0]:.2f} to {losses[-1]:.2f}).\n"
+            "It has learned that text by heart, the paragraph below included: it can fill in "
+            "masked words of sentences it has read, so its loss and predictions are worth "
+            "reading; it knows almost no English beyond them, so its predictions on a new "
+            "sentence are mostly wrong (Step 7 tries one)."
         ),
     )
+
+
+def corpus_sentences(corpus: Path = CORPUS) -> list[str]:
+    """The corpus's sentences, one string each (a sentence ends at ``.``, ``!`` or ``?``)."""
+    return [sentence for paragraph in _paragraphs(corpus)
+            for sentence in re.split(r"(?<=[.!?])\s+", paragraph) if sentence]
+
+
+def train_on_corpus(model: Any, tokenizer: Any, seed: int = 0, steps: int | None = None,
+                    corpus: Path = CORPUS) -> list[float]:
+    """Adam on ``model``'s masked-LM loss over every sentence of ``corpus``, one batch per step;
+    returns the loss of each step.
+
+    Each step corrupts the sentences afresh with Hugging Face's ``DataCollatorForLanguageModeling``
+    (15% of the positions, 80/10/10) from its own generator seeded with ``seed``. It runs on one
+    thread, so the trained weights are the same on every run and every machine with the same
+    PyTorch (several threads may add a sum's terms in another order).
+    """
+    from transformers import DataCollatorForLanguageModeling
+
+    settings = STANDIN_TRAINING
+    examples = [{"input_ids": ids} for ids in tokenizer(corpus_sentences(corpus))["input_ids"]]
+    collator = DataCollatorForLanguageModeling(
+        tokenizer, mlm_probability=settings["mlm_probability"], seed=seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=settings["lr"])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    model.train()
+    losses = []
+    try:
+        for _ in range(settings["steps"] if steps is None else steps):
+            batch = collator(examples)
+            loss = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                         labels=batch["labels"]).loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+    finally:
+        torch.set_num_threads(threads)
+        model.eval()
+    return losses
+
+
+def _paragraphs(corpus: Path) -> list[str]:
+    return [" ".join(p.split()) for p in corpus.read_text(encoding="utf-8").split("\n\n")]
+
+
+def _word_count(corpus: Path = CORPUS) -> int:
+    return round(len(corpus.read_text(encoding="utf-8").split()), -2)
 
 
 def course_wordpiece_tokenizer(corpus: Path = CORPUS) -> Any:
@@ -152,7 +221,7 @@ def course_wordpiece_tokenizer(corpus: Path = CORPUS) -> Any:
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
     from transformers import BertTokenizerFast
 
-    paragraphs = [" ".join(p.split()) for p in corpus.read_text(encoding="utf-8").split("\n\n")]
+    paragraphs = _paragraphs(corpus)
     learner = Tokenizer(models.BPE(unk_token="[UNK]"))
     learner.normalizer = normalizers.BertNormalizer(lowercase=True)  # the uncased BERT's
     learner.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
