@@ -47,7 +47,8 @@ def test_the_dialog_opens_with_the_count_and_the_first_message():
     cells = [failed_cell(n, message) for n, message in enumerate(CHECK_MESSAGES, start=1)]
     shown = reshape_reply(nbgrader_reply(*cells))["value"]["failed"]
     first = shown[0]["source"]
-    assert first.startswith("5 checks fail. Each one shows its message first, then its code.")
+    listed = "\n".join(f"{n}. {message}" for n, message in enumerate(CHECK_MESSAGES, start=1))
+    assert first.startswith(f"5 checks fail:\n{listed}\n\n")
     assert first.endswith(f"Failing check 1 of 5:\n{CHECK_MESSAGES[0]}")
 
 
@@ -70,7 +71,9 @@ def test_the_verdict_is_unchanged():
 
 def test_one_failure_is_counted_in_the_singular():
     shown = reshape_reply(nbgrader_reply(failed_cell(1, CHECK_MESSAGES[0])))["value"]["failed"]
-    assert shown[0]["source"].startswith("1 check fails.")
+    assert shown[0]["source"] == (
+        f"1 check fails. Its message comes first, then its code.\n\n"
+        f"Failing check 1 of 1:\n{CHECK_MESSAGES[0]}")
 
 
 def test_a_traceback_leads_with_its_error_and_follows_the_code_whole():

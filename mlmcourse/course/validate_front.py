@@ -8,7 +8,8 @@ its message, and the four others below the fold, with no count anywhere.
 This server extension answers that request before nbgrader's own handler does. It runs
 nbgrader's validation unchanged (nbgrader's handler: the same Validator and the same
 configuration, read the same way) and changes only how the failed cells are laid out in the
-two fields the dialog draws: `source` carries the count and the message, `error` the code.
+two fields the dialog draws: `source` carries the message (the first one also the count and
+every failing check's message, so they are all in view as the dialog opens), `error` the code.
 The verdict and every message stay whole: which cells fail, in the notebook's order, and
 `raw_error` as nbgrader wrote it. Replies that are not failures pass through untouched.
 
@@ -30,9 +31,13 @@ NBGRADER_VALIDATE = "nbgrader.server_extensions.validate_assignment"
 TRACEBACK = "Traceback (most recent call last)"
 
 
-def count_line(failing: int) -> str:
-    checks = "check fails" if failing == 1 else "checks fail"
-    return f"{failing} {checks}. Each one shows its message first, then its code."
+def summary(messages: list[str]) -> str:
+    """How many checks fail and, when more than one, each one's message: all in view at once."""
+    if len(messages) == 1:
+        return "1 check fails. Its message comes first, then its code."
+    listed = "\n".join(f"{number}. {message}" for number, message in enumerate(messages, start=1))
+    return (f"{len(messages)} checks fail:\n{listed}\n\n"
+            "Below, each failing check: its message first, then its code.")
 
 
 def headline(message: str) -> tuple[str, bool]:
@@ -49,12 +54,13 @@ def headline(message: str) -> tuple[str, bool]:
 
 def reshape_failed(failed: list[dict]) -> list[dict]:
     """nbgrader's failed cells laid out for its dialog: count and message first, then the code."""
+    headlines = [headline(cell["raw_error"]) for cell in failed]
     reshaped = []
-    for number, cell in enumerate(failed, start=1):
-        message, traceback_follows = headline(cell["raw_error"])
+    for number, (cell, (message, traceback_follows)) in enumerate(
+            zip(failed, headlines, strict=True), start=1):
         heading = f"Failing check {number} of {len(failed)}:\n{message}"
         if number == 1:
-            heading = f"{count_line(len(failed))}\n\n{heading}"
+            heading = f"{summary([message for message, _ in headlines])}\n\n{heading}"
         code = html.escape(cell["source"], quote=False)
         if traceback_follows:
             code += "\n\n" + cell["error"]  # nbgrader's own HTML of the traceback (escaped)
