@@ -151,9 +151,14 @@ def cmd_lab(args: argparse.Namespace) -> int:
 
 
 def cmd_install_config(args: argparse.Namespace) -> int:
-    from mlmcourse.course.environment import install_environment_config, install_tools_on_path
+    from mlmcourse.course.environment import (
+        install_environment_config,
+        install_tools_on_path,
+        validate_front_config_path,
+    )
 
     print(f"install-config: {install_environment_config()}")
+    print(f"install-config: {validate_front_config_path()}")
     print(f"install-config: {install_tools_on_path()}")
     return 0
 

@@ -4,6 +4,11 @@ nbgrader reads `{sys.prefix}/etc/jupyter/nbgrader_config.py` wherever it runs, s
 course's student settings there makes Validate tell the truth in any folder: a student's home
 on a hub, the `make lab` kit, a self-study copy of the release elsewhere.
 
+Every Jupyter server started from the environment also loads the course's front for nbgrader's
+Validate (`validate_front`: the dialog opens with how many checks fail, each message before its
+code), enabled by a file in `{sys.prefix}/etc/jupyter/jupyter_server_config.d/`, the folder
+where nbgrader enables its own server extensions.
+
 And the environment's tools find each other when one is started by its path from a shell that
 never activated the environment: nbgrader starts `alembic` by name when it makes a gradebook, so
 `.venv/bin/nbgrader db student import roster.csv` (the README's command) failed with
@@ -12,6 +17,7 @@ FileNotFoundError and left a gradebook without its version table.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import sysconfig
@@ -26,11 +32,32 @@ def environment_config_path(prefix: str | Path = sys.prefix) -> Path:
 
 
 def install_environment_config(prefix: str | Path = sys.prefix) -> Path:
-    """Copy the course's student settings into the environment (idempotent)."""
+    """Copy the course's student settings into the environment and enable the Validate front
+    (idempotent). Returns the settings' path."""
     target = environment_config_path(prefix)
     if not target.is_file() or target.read_bytes() != STUDENT_CONFIG.read_bytes():
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(STUDENT_CONFIG, target)
+    install_validate_front(prefix)
+    return target
+
+
+VALIDATE_FRONT = "mlmcourse.course.validate_front"
+VALIDATE_FRONT_CONFIG = json.dumps(
+    {"ServerApp": {"jpserver_extensions": {VALIDATE_FRONT: True}}}, indent=2) + "\n"
+
+
+def validate_front_config_path(prefix: str | Path = sys.prefix) -> Path:
+    """The file that enables the Validate front for every Jupyter server of the environment."""
+    return Path(prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / "mlmcourse.json"
+
+
+def install_validate_front(prefix: str | Path = sys.prefix) -> Path:
+    """Enable `validate_front` in the environment's Jupyter servers (idempotent)."""
+    target = validate_front_config_path(prefix)
+    if not target.is_file() or target.read_text() != VALIDATE_FRONT_CONFIG:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(VALIDATE_FRONT_CONFIG)
     return target
 
 
