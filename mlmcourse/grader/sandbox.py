@@ -133,9 +133,9 @@ def bwrap_argv(program: list[str]) -> list[str]:
     a fresh /proc and /dev; small writable tmpfs folders for /tmp, /dev/shm and the student's
     home; its own session (no terminal to write into); killed with the process that started it.
     `program` runs as the namespace's PID 1, so nothing inside can kill it."""
-    argv = [bwrap_path() or BWRAP, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-            "--new-session", "--cap-drop", "ALL", "--uid", str(NOBODY), "--gid", str(NOBODY),
-            "--hostname", "sandbox", "--as-pid-1"]
+    argv = [bwrap_path() or BWRAP, "--unshare-all", "--unshare-user", "--disable-userns",
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox", "--as-pid-1"]
     for path in readonly_paths():
         if os.path.islink(path) and os.path.dirname(path) == "/":
             argv += ["--symlink", os.readlink(path), path]

@@ -35,11 +35,7 @@ from .sandbox import (
     set_undumpable,
     status_text,
 )
-from .zygote import GO, HELLO, _preload, _student_io_and_env, _threads
-
-# What a student process needs: the fork server imports these once.
-STUDENT_PRELOAD = ("torch", "numpy", "IPython", "matplotlib", "matplotlib.pyplot",
-                   "mlmcourse.grader.student_side")
+from .zygote import GO, HELLO, PRELOAD, _preload, _student_io_and_env, _threads
 
 
 class StudentZygote:
@@ -179,7 +175,7 @@ class StudentZygote:
 def sandbox_main(fd: int, zygote_socket: str) -> None:
     set_undumpable()
     control = socket.socket(fileno=fd)
-    _preload(STUDENT_PRELOAD)
+    _preload(PRELOAD)  # as the zygote's: a student process imports nothing
     server = StudentZygote(control)
     send_msg(control, {"probe": server.probe(zygote_socket), "threads": _threads()})
     server.serve()
