@@ -137,6 +137,7 @@ class Zygote:
         self.sandbox_reason = ""
         self.inner: socket.socket | None = None  # to the fork server in the sandbox
         self.inner_process: subprocess.Popen | None = None  # bwrap
+        self.inner_threads = 1  # of the fork server in the sandbox, after its imports
         self.counter = 0
         self.homes: dict[int, str] = {}  # fallback student process pid -> its own folder
         self.cgroups = StudentCgroups()
@@ -174,6 +175,7 @@ class Zygote:
         try:
             header, _, _ = recv_msg(self.inner, deadline=time.monotonic() + 300)
             text = header.get("probe", "no answer")
+            self.inner_threads = int(header.get("threads", 1))
         except (ChannelClosed, TimeoutError, ValueError):
             with open(os.path.join(self.folder, "sandbox.log"), "rb") as log:
                 text = log.read()[-1000:].decode(errors="replace").strip() or "it did not start"
@@ -182,7 +184,8 @@ class Zygote:
             self.selector.register(self.inner, selectors.EVENT_READ, "sandbox")
             return
         self.inner.close()
-        self.inner = None
+        self.inner_process.kill()  # its end is then reaped as nobody's
+        self.inner, self.inner_process = None, None
         self.refuse(f"the sandbox fails here: {text}")
 
     def refuse(self, reason: str) -> None:
@@ -511,7 +514,7 @@ def zygote_main(folder: str, watch: int) -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     info = {"socket": zygote.path, "sandbox": zygote.sandbox, "reason": zygote.sandbox_reason,
-            "threads": _threads(), "cgroups": zygote.cgroups.describe()}
+            "threads": max(_threads(), zygote.inner_threads), "cgroups": zygote.cgroups.describe()}
     sys.stdout.write(json.dumps(info) + "\n")
     sys.stdout.flush()
     os.dup2(devnull, 1)
