@@ -35,7 +35,7 @@ from .sandbox import (
     set_undumpable,
     status_text,
 )
-from .zygote import GO, HELLO, PRELOAD, _preload, _student_io_and_env, _threads
+from .zygote import GO, HELLO, PRELOAD, preload, student_io_and_env, thread_count
 
 
 class StudentZygote:
@@ -149,7 +149,7 @@ class StudentZygote:
             signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as Python sets it: EPIPE, not death
             close_all_but([fd])
             sock = socket.socket(fileno=fd)
-            _student_io_and_env()
+            student_io_and_env()
             os.chdir(SANDBOX_HOME)
             sock.sendall(HELLO)  # the zygote outside moves us into our cgroups, then says go
             sock.settimeout(30)
@@ -175,9 +175,9 @@ class StudentZygote:
 def sandbox_main(fd: int, zygote_socket: str) -> None:
     set_undumpable()
     control = socket.socket(fileno=fd)
-    _preload(PRELOAD)  # as the zygote's: a student process imports nothing
+    preload(PRELOAD)  # as the zygote's: a student process imports nothing
     server = StudentZygote(control)
-    send_msg(control, {"probe": server.probe(zygote_socket), "threads": _threads()})
+    send_msg(control, {"probe": server.probe(zygote_socket), "threads": thread_count()})
     server.serve()
 
 

@@ -465,7 +465,7 @@ class Zygote:
         try:
             self._child_common([theirs.fileno()])
             join_cgroups(groups)  # first: everything this process starts stays inside them
-            _student_io_and_env()
+            student_io_and_env()
             plain_child_drop(home, uid, limits.student_tasks)
             os.environ["HOME"] = os.getcwd()
             limit_student_process(limits)
@@ -480,7 +480,7 @@ class Zygote:
         os._exit(code)
 
 
-def _student_io_and_env() -> None:
+def student_io_and_env() -> None:
     """A student process's own process group, no terminal streams, `STUDENT_ENV`."""
     os.setpgid(0, 0)
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -509,19 +509,20 @@ def zygote_main(folder: str, watch: int) -> None:
     set_child_subreaper()  # orphans (setsid() daemons) are reaped here
     zygote = Zygote(folder)
     zygote.start_sandbox()  # its fork server imports torch while this one does
-    _preload(PRELOAD)
+    preload(PRELOAD)
     zygote.await_sandbox()
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     info = {"socket": zygote.path, "sandbox": zygote.sandbox, "reason": zygote.sandbox_reason,
-            "threads": max(_threads(), zygote.inner_threads), "cgroups": zygote.cgroups.describe()}
+            "threads": max(thread_count(), zygote.inner_threads),
+            "cgroups": zygote.cgroups.describe()}
     sys.stdout.write(json.dumps(info) + "\n")
     sys.stdout.flush()
     os.dup2(devnull, 1)
     zygote.serve(watch)
 
 
-def _preload(modules: tuple[str, ...]) -> None:
+def preload(modules: tuple[str, ...]) -> None:
     import gc
 
     for name in modules:
@@ -536,7 +537,7 @@ def _preload(modules: tuple[str, ...]) -> None:
     gc.freeze()
 
 
-def _threads() -> int:
+def thread_count() -> int:
     threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
     return max(threads, threading.active_count())
 
