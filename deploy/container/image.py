@@ -44,7 +44,8 @@ SUITE = "bookworm"
 # (reaps the kernels' children), certificates.
 PACKAGES = ["ca-certificates", "tini", "bash", "procps", "less", "libssl3", "libsqlite3-0",
             "libffi8", "libbz2-1.0", "liblzma5", "libreadline8", "zlib1g", "libuuid1",
-            "libncursesw6", "libexpat1", "libnsl2", "libcrypt1"]
+            "libncursesw6", "libexpat1", "libnsl2", "libcrypt1",
+            "bubblewrap"]  # the grader's sandbox: student code runs in bwrap
 # The interpreter: the course environment's own (the one the .venv was made from, e.g. 3.11.7),
 # copied without its site-packages to /opt/python. Debian bookworm's python3 is 3.11.2, and
 # the pins need more (soupsieve 4.1.3 requires Python >= 3.11.5): with it the image could not

@@ -1,20 +1,21 @@
-"""The sandbox of a student process: resource limits, namespaces, a read-only root, no privileges.
+"""The sandbox of the student processes: bubblewrap's namespaces, resource limits, cgroups.
 
-Where the platform allows, a student process enters new mount, PID, network, IPC and UTS namespaces
-(a user namespace too when not root), sees a read-only root made of the system folders, the Python
+The student processes of one grading process are forked by a fork server that runs inside one
+bubblewrap sandbox (`bwrap_argv`; :mod:`mlmcourse.grader.zygote`): uid 65534 with no capability,
+a PID namespace of its own, no network, a read-only root made of the system folders, the Python
 installation, the virtual environment and the ``mlmcourse`` package, plus small writable tmpfs
-folders -- never the course directory, the gradebook, ``source/``, other students or the network
--- and drops to the ``nobody`` user (root) or to no capabilities (user namespace). Where
-namespaces are refused it is a plain process with the same resource limits (see
-:mod:`mlmcourse.grader.zygote`).
+folders -- never the course directory, the gradebook, ``source/``, other students or the
+network. Each student process also gets resource limits (`limit_student_process`) and, where the
+machine lets the grader make them, cgroups of its own (`StudentCgroups`). Where bubblewrap is
+missing or refused no student code runs (`refusal_text`), unless the TA names the risk
+(``MLMCOURSE_SANDBOX=unsafe-no-sandbox``): then a student process is a plain process with the same
+limits, as a user of its own that owns nothing (`plain_child_drop`).
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
-import platform
 import resource
 import signal
 import sys
@@ -66,44 +67,26 @@ def limit_student_process(limits: Limits) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The sandbox: namespaces, a read-only root, no privileges.
+# The sandbox: bubblewrap's namespaces, a read-only root, no privileges.
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUTS = 0x04000000
-CLONE_NEWIPC = 0x08000000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-MNT_DETACH = 2
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 1, 38, 24
 NOBODY = 65534
 SANDBOX_HOME = "/home/student"
-_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217}.get(platform.machine())
-_CAPSET = {"x86_64": 126, "aarch64": 91, "ppc64le": 184, "s390x": 185}.get(platform.machine())
+BWRAP = "bwrap"  # Debian's bubblewrap; found on PATH or in /usr/bin
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
 
 
 class SandboxError(OSError):
     pass
 
 
-def _libc():
-    return ctypes.CDLL(None, use_errno=True)
+def _prctl(option: int, value: int) -> None:
+    """prctl(2), where there is one (Linux); nothing elsewhere."""
+    import ctypes
 
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        code = ctypes.get_errno()
-        raise SandboxError(code, f"{what}: {os.strerror(code)}")
-
-
-def _mount(libc, source: str | None, target: str, fstype: str | None, flags: int,
-           data: str | None = None) -> None:
-    def enc(s):
-        return (None if s is None else s.encode())
-    _check(libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
-           f"mount {source} on {target}")
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def readonly_paths() -> list[str]:
@@ -135,95 +118,40 @@ def readonly_paths() -> list[str]:
     return unique
 
 
-def _enter_sandbox(libc, root_dir: str, binds: list[str], as_root: bool, uid: int,
-                   gid: int) -> None:
-    """In a fresh PID namespace (we are its PID 1): build the root, pivot into it, drop rights."""
-    _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
-    _mount(libc, "tmpfs", root_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
-    # Writable scratch first, so that a bound path below one of them (a package in /tmp) shows.
-    for folder, options in (("/tmp", "size=64m,mode=1777"), (SANDBOX_HOME, "size=64m,mode=1777"),
-                            ("/dev/shm", "size=16m,mode=1777")):
-        os.makedirs(root_dir + folder, exist_ok=True)
-        _mount(libc, "tmpfs", root_dir + folder, "tmpfs", MS_NOSUID | MS_NODEV, options)
-    for path in binds:
-        target = root_dir + path
+def bwrap_path() -> str | None:
+    """bubblewrap's program, or None where it is not installed."""
+    import shutil
+
+    return shutil.which(BWRAP) or (f"/usr/bin/{BWRAP}" if os.access(f"/usr/bin/{BWRAP}", os.X_OK)
+                                   else None)
+
+
+def bwrap_argv(program: list[str]) -> list[str]:
+    """The bubblewrap command that runs `program` in the sandbox: new user, PID, network, IPC,
+    UTS and cgroup namespaces; uid and gid 65534 and no capability; no further user namespace; a
+    read-only root of `readonly_paths` (a top-level link such as /bin -> usr/bin stays a link);
+    a fresh /proc and /dev; small writable tmpfs folders for /tmp, /dev/shm and the student's
+    home; its own session (no terminal to write into); killed with the process that started it.
+    `program` runs as the namespace's PID 1, so nothing inside can kill it."""
+    argv = [bwrap_path() or BWRAP, "--unshare-all", "--unshare-user", "--disable-userns",
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox", "--as-pid-1"]
+    for path in readonly_paths():
         if os.path.islink(path) and os.path.dirname(path) == "/":
-            os.symlink(os.readlink(path), target)
-            continue
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        if os.path.isdir(path):
-            os.makedirs(target, exist_ok=True)
+            argv += ["--symlink", os.readlink(path), path]
         else:
-            open(target, "a").close()
-        _mount(libc, path, target, None, MS_BIND | MS_REC)
-        _mount(libc, None, target, None,
-               MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    for device in ("null", "zero", "full", "random", "urandom"):
-        target = f"{root_dir}/dev/{device}"
-        open(target, "a").close()
-        _mount(libc, f"/dev/{device}", target, None, MS_BIND)
-    os.makedirs(root_dir + "/proc", exist_ok=True)
-    _mount(libc, "proc", root_dir + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    # The root itself becomes read-only once every mount point exists.
-    _mount(libc, None, root_dir, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    os.chdir(root_dir)
-    if _PIVOT_ROOT is not None:
-        _check(libc.syscall(_PIVOT_ROOT, b".", b"."), "pivot_root")
-        _check(libc.umount2(b".", MNT_DETACH), "umount old root")
-    else:
-        os.chroot(".")
-    os.chdir(SANDBOX_HOME)
-    if as_root:
-        os.setgroups([])
-        os.setresgid(NOBODY, NOBODY, NOBODY)
-        os.setresuid(NOBODY, NOBODY, NOBODY)  # from uid 0 to another uid: every capability goes
-    else:
-        for cap in range(64):
-            libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-        if _CAPSET is not None:
-            header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
-            data = (ctypes.c_uint32 * 6)()
-            _check(libc.syscall(_CAPSET, header, data), "capset")
-    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    if as_root and os.geteuid() != NOBODY:
-        raise SandboxError(errno.EPERM, "could not drop to nobody")
+            argv += ["--ro-bind", path, path]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    for folder, size in (("/tmp", 64 << 20), ("/dev/shm", 16 << 20), (SANDBOX_HOME, 64 << 20)):
+        argv += ["--perms", "1777", "--size", str(size), "--tmpfs", folder]
+    argv += ["--remount-ro", "/", "--chdir", SANDBOX_HOME, "--", *program]
+    return argv
 
 
-def sandbox_child(root_dir: str, binds: list[str]) -> int:
-    """Enter the sandbox. Returns 0 in the sandboxed process; in the intermediate process it
-    waits for it and never returns. Raises SandboxError when the platform refuses."""
-    libc = _libc()
-    uid, gid = os.getuid(), os.getgid()
-    as_root = uid == 0
-    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-    if not as_root:
-        flags |= CLONE_NEWUSER
-    _check(libc.unshare(flags), "unshare")
-    if not as_root:
-        Path("/proc/self/setgroups").write_text("deny")
-        Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
-        Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
-    pid = os.fork()
-    if pid:
-        # The intermediate process stays outside the new PID namespace: the zygote kills it,
-        # and its death kills the sandboxed process (PR_SET_PDEATHSIG) and everything in it.
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)
-        while True:
-            try:
-                _, status = os.waitpid(pid, 0)
-                break
-            except ChildProcessError:
-                os._exit(1)
-            except InterruptedError:
-                continue
-        if os.WIFSIGNALED(status):
-            os._exit(128 + os.WTERMSIG(status))
-        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-    # (getppid() is 0 here: the parent lives outside the new PID namespace.)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    _enter_sandbox(libc, root_dir, binds, as_root, uid, gid)
-    return 0
+def set_undumpable() -> None:
+    """No process of the same user may ptrace this one or read its memory (the fork server
+    inside the sandbox: the student processes run as its user)."""
+    _prctl(PR_SET_DUMPABLE, 0)
 
 
 def readable_by_others(path: str) -> bool:
@@ -249,8 +177,9 @@ class SandboxRefused(RuntimeError):
 
 
 def refusal_text(reason: str) -> str:
-    return (f"student code is not graded without the sandbox ({reason}). Grade on a Linux machine "
-            "where namespaces work (as root, or with unprivileged user namespaces enabled), or set "
+    return (f"student code is not graded without the sandbox ({reason}). Install bubblewrap "
+            "(Debian/Ubuntu: apt-get install bubblewrap) on a Linux machine where user namespaces "
+            "work (as root, or with unprivileged user namespaces enabled), or set "
             f"MLMCOURSE_SANDBOX={UNSAFE} to run it as plain processes: a hostile submission can "
             "then see other processes, and may reach the grader's files and other gradings.")
 
@@ -335,10 +264,7 @@ def plain_child_drop(home: str, uid: int, tasks: int) -> None:
         os.setresuid(uid, uid, uid)
         if os.geteuid() != uid:
             raise SandboxError(errno.EPERM, f"could not drop to uid {uid}")
-    try:
-        _libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
 
 
 def kill_uid(uid: int) -> None:
@@ -370,10 +296,7 @@ def kill_uid(uid: int) -> None:
 
 def set_child_subreaper() -> None:
     """Orphans of our children come back to us (reaped, not left to the container's init)."""
-    try:
-        _libc().prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        pass
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -583,9 +506,10 @@ def _procs(folder: str) -> list[int]:
         return []
 
 
-def join_cgroups(folders: list[str]) -> None:
-    """Move this process into the student process's groups (before it runs anything of the
-    student's: everything it starts stays inside). Raises SandboxError when one refuses."""
+def join_cgroups(folders: list[str], pid: int = 0) -> None:
+    """Move process `pid` (0: this one) into the student process's groups, before it runs
+    anything of the student's: everything it starts stays inside. Raises SandboxError when one
+    refuses."""
     for folder in folders:
-        if not _write(os.path.join(folder, "cgroup.procs"), str(os.getpid())):
+        if not _write(os.path.join(folder, "cgroup.procs"), str(pid or os.getpid())):
             raise SandboxError(errno.EPERM, f"could not join the cgroup {folder}")

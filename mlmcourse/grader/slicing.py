@@ -68,13 +68,14 @@ def _names_or_empty(source: str) -> set[str]:
         return set()
 
 
-def cells_to_run(nb) -> set[int]:
+def cells_to_run(nb, answers_in_kernel: bool = False) -> set[int]:
     """Indices of the code cells of `nb` (the instructor's source notebook: a student's text
-    never decides what runs) that grading runs."""
+    never decides what runs) that grading runs. With `answers_in_kernel` the answer cells run in
+    the same kernel as the rest (the benchmark's plain kernel), so the names they read count."""
     code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
     names: dict[int, tuple[set[str], set[str]] | None] = {}
     for i in code:
-        if is_solution(nb.cells[i]):
+        if is_solution(nb.cells[i]) and not answers_in_kernel:
             # Under grading the kernel only binds the student's names here (the student's
             # text runs in the student process): it reads nothing of the notebook's namespace.
             names[i] = (set(), set(_names_or_empty(nb.cells[i].source)))
@@ -99,13 +100,13 @@ def cells_to_run(nb) -> set[int]:
     return needed
 
 
-def skip_unneeded(source_nb, executed) -> list[int]:
+def skip_unneeded(source_nb, executed, answers_in_kernel: bool = False) -> list[int]:
     """Blank the cells of `executed` (rebuilt from `source_nb`) that grading does not run (the
     trusted kernel skips an empty cell), a one-line note as their output (copied into the
     notebook handed back); return their indices."""
     import nbformat
 
-    keep = cells_to_run(source_nb)
+    keep = cells_to_run(source_nb, answers_in_kernel)
     skipped = [i for i, cell in enumerate(executed.cells)
                if cell.cell_type == "code" and i not in keep and cell.source.strip()]
     for i in skipped:

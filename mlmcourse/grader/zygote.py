@@ -9,24 +9,28 @@ from one zygote that imported torch, IPython and ipykernel once. The zygote is s
 - a *trusted kernel* for a kernel stub (``python -m mlmcourse.grader.kernel_stub -f FILE``,
   the argv of the engine's kernel spec): an ipykernel with resource limits, in the scratch copy
   of the submission. It runs only course code: the hidden tests and the locked cells.
-- a *student process* for a trusted kernel that asks for one: a process that runs only the student's
-  code. Where the platform allows, the student process enters new mount, PID, network, IPC and UTS
-  namespaces (a user namespace too when not root), sees a read-only root made of the system folders,
-  the Python installation, the virtual environment and the ``mlmcourse`` package, plus small
-  writable tmpfs folders -- never the course directory, the gradebook, ``source/``, other students
-  or the network -- and drops to the ``nobody`` user (root) or to no capabilities (user namespace).
-  Where namespaces are refused (a container without the rights, a kernel without user namespaces) no
-  student process is started: student code is not graded without the sandbox (`SandboxRefused` says
-  why and what to do) unless ``MLMCOURSE_SANDBOX=unsafe-no-sandbox`` names the risk. Then a student
-  process is a plain forked process with the same resource limits, as a user of its own that owns
-  nothing (root grader, interpreter readable by others), killed with everything it started.
-  ``MLMCOURSE_SANDBOX=namespaces`` makes a missing sandbox an error at start.
+- a *student process* for a trusted kernel that asks for one: a process that runs only the
+  student's code. Student processes are forked by a second fork server
+  (:mod:`mlmcourse.grader.student_zygote`)
+  that runs inside one bubblewrap sandbox per zygote (:func:`mlmcourse.grader.sandbox.bwrap_argv`:
+  uid 65534 without capabilities, its own PID namespace, no network, a read-only root of the
+  system folders, the Python installation, the venv and the ``mlmcourse`` package, small writable
+  tmpfs folders), as PID 1 of its namespace, so no student process can kill it. When none of its
+  student processes is left it kills whatever they left behind and empties the writable folders,
+  so the next submission starts from a clean sandbox. Where bubblewrap is missing or refused no
+  student process is started: student code is not graded without the sandbox (`SandboxRefused`
+  says why and what to do) unless ``MLMCOURSE_SANDBOX=unsafe-no-sandbox`` names the risk. Then a
+  student process is a plain process forked here with the same resource limits, as a user of its
+  own that owns nothing (root grader, interpreter readable by others), killed with everything it
+  started. ``MLMCOURSE_SANDBOX=namespaces`` makes a missing sandbox an error at start.
 
 Every student process also gets cgroups of its own where the machine lets the grader make them
 (:class:`mlmcourse.grader.sandbox.StudentCgroups`, v2 or v1): a CPU quota
 (`Limits.student_cpus`), a process count (`Limits.student_tasks`) and memory for it and all its
-children together, and a kill of every process in it when the student process goes. The zygote is a
-child subreaper, so what a student process leaves behind is reaped here.
+children together, and a kill of every process in it when the student process goes: the zygote
+outside the sandbox learns a sandboxed student process's pid from the kernel (SO_PASSCRED on its
+socket) and moves it into its cgroups before it runs any student code. The zygote is a child
+subreaper, so what a fallback student process leaves behind is reaped here.
 
 Each request carries the `Limits` as JSON (:mod:`mlmcourse.grader.limits`; a kernel stub forwards
 its ``MLM_LIMITS``). Resource limits of a student process (:mod:`mlmcourse.grader.sandbox`):
@@ -45,11 +49,12 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import selectors
 import shutil
 import signal
 import socket
+import struct
+import subprocess
 import sys
 import tempfile
 import threading
@@ -59,10 +64,12 @@ from .config import with_interpreter_bin
 from .framing import ChannelClosed, recv_msg, send_msg
 from .limits import Limits
 from .sandbox import (
-    NOBODY,
     SANDBOX_HOME,
     UNSAFE,
+    SandboxError,
     StudentCgroups,
+    bwrap_argv,
+    bwrap_path,
     close_all_but,
     exit_code,
     fallback_can_drop,
@@ -72,9 +79,7 @@ from .sandbox import (
     limit_student_process,
     limit_trusted_kernel,
     plain_child_drop,
-    readonly_paths,
     refusal_text,
-    sandbox_child,
     set_child_subreaper,
     status_text,
     student_uid,
@@ -97,6 +102,10 @@ CHILD_ENV = {
     "LANG": "C.UTF-8",
     "LC_ALL": "C.UTF-8",
 }
+# A student process's environment: nothing of the grader's.
+STUDENT_ENV = {**CHILD_ENV, "HOME": SANDBOX_HOME, "PATH": "/usr/local/bin:/usr/bin:/bin",
+               "MPLBACKEND": "agg", "MPLCONFIGDIR": "/tmp", "TMPDIR": "/tmp"}
+HELLO, GO = b"h", b"g"  # a sandboxed student process's first byte, and the zygote's answer
 
 
 def zygote_env(extra_path: str | None = None) -> dict[str, str]:
@@ -120,19 +129,24 @@ class Zygote:
         self.listener.bind(self.path)
         self.listener.listen(64)
         self.selector = selectors.DefaultSelector()
-        self.children: dict[int, socket.socket] = {}  # pid -> the connection that owns it
+        # pid (a sandboxed student process: minus its request's number) -> the connection that
+        # owns it, and back
+        self.children: dict[int, socket.socket] = {}
         self.owned: dict[socket.socket, int] = {}
         self.sandbox = "refused"  # or "namespaces", or UNSAFE
         self.sandbox_reason = ""
-        self.binds: list[str] = []
+        self.inner: socket.socket | None = None  # to the fork server in the sandbox
+        self.inner_process: subprocess.Popen | None = None  # bwrap
+        self.inner_threads = 1  # of the fork server in the sandbox, after its imports
         self.counter = 0
-        self.roots: dict[int, str] = {}  # pid -> the empty folder its sandbox root was mounted on
+        self.homes: dict[int, str] = {}  # fallback student process pid -> its own folder
         self.cgroups = StudentCgroups()
-        self.groups: dict[int, list[str]] = {}  # student process pid -> its cgroup folders
+        self.groups: dict[int, list[str]] = {}  # student process key -> its cgroup folders
         self.uids: dict[int, int] = {}  # fallback student process pid -> the user of its own
 
-    # The sandbox is probed once, in a throw-away child, before any request is served.
-    def probe_sandbox(self) -> None:
+    # The sandbox: bubblewrap starts the fork server inside it while this one imports; its first
+    # message says whether the sandbox holds.
+    def start_sandbox(self) -> None:
         wanted = os.environ.get("MLMCOURSE_SANDBOX", "auto")
         if wanted not in ("auto", "namespaces", UNSAFE):
             self.sandbox_reason = (f"MLMCOURSE_SANDBOX={wanted} is not a mode: use auto, "
@@ -141,44 +155,43 @@ class Zygote:
         if wanted == UNSAFE:
             self.sandbox, self.sandbox_reason = UNSAFE, f"MLMCOURSE_SANDBOX={UNSAFE}"
             return
-        self.binds = readonly_paths()
-        reader, writer = os.pipe()
-        root = tempfile.mkdtemp(prefix="root-", dir=self.folder)
-        pid = os.fork()
-        if pid == 0:
-            os.close(reader)
-            try:
-                sandbox_child(root, self.binds)
-                ok = os.path.isdir("/proc/self") and not os.path.exists(self.path)
-                import torch  # noqa: F401  (already loaded: the sandbox must not break it)
+        if bwrap_path() is None:
+            self.refuse("bubblewrap (bwrap) is not installed")
+            return
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        program = [sys.executable, "-m", "mlmcourse.grader.student_zygote",
+                   str(theirs.fileno()), self.path]
+        env = {key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ}
+        with open(os.path.join(self.folder, "sandbox.log"), "wb") as log:
+            self.inner_process = subprocess.Popen(
+                bwrap_argv(program), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=log, pass_fds=(theirs.fileno(),), env={**STUDENT_ENV, **env})
+        theirs.close()
+        self.inner = ours
 
-                message = "ok" if ok else "the course folder is still visible"
-                try:
-                    socket.create_connection(("127.0.0.1", 9), timeout=1).close()
-                    message = "the network is reachable"
-                except OSError:
-                    pass
-            except BaseException as err:  # noqa: BLE001  (any failure means: no sandbox)
-                message = f"{type(err).__name__}: {err}"
-            os.write(writer, message.encode()[:1000])
-            os._exit(0)
-        os.close(writer)
-        message = b""
-        while chunk := os.read(reader, 1000):
-            message += chunk
-        os.close(reader)
-        os.waitpid(pid, 0)
+    def await_sandbox(self) -> None:
+        if self.inner is None:
+            return
         try:
-            os.rmdir(root)
-        except OSError:
-            pass
-        text = message.decode(errors="replace") or "the probe died"
+            header, _, _ = recv_msg(self.inner, deadline=time.monotonic() + 300)
+            text = header.get("probe", "no answer")
+            self.inner_threads = int(header.get("threads", 1))
+        except (ChannelClosed, TimeoutError, ValueError):
+            with open(os.path.join(self.folder, "sandbox.log"), "rb") as log:
+                text = log.read()[-1000:].decode(errors="replace").strip() or "it did not start"
         if text == "ok":
             self.sandbox = "namespaces"
-        else:
-            self.sandbox_reason = f"namespaces are refused here: {text}"
-            if wanted == "namespaces":
-                raise SystemExit(f"MLMCOURSE_SANDBOX=namespaces, but the sandbox fails: {text}")
+            self.selector.register(self.inner, selectors.EVENT_READ, "sandbox")
+            return
+        self.inner.close()
+        self.inner_process.kill()  # its end is then reaped as nobody's
+        self.inner, self.inner_process = None, None
+        self.refuse(f"the sandbox fails here: {text}")
+
+    def refuse(self, reason: str) -> None:
+        self.sandbox_reason = reason
+        if os.environ.get("MLMCOURSE_SANDBOX") == "namespaces":
+            raise SystemExit(f"MLMCOURSE_SANDBOX=namespaces, but {reason}")
 
     def serve(self, watch_fd: int) -> None:
         rfd, wfd = os.pipe()
@@ -203,6 +216,8 @@ class Zygote:
                     if not os.read(watch_fd, 4096):
                         self.shutdown()
                         return
+                elif key.data == "sandbox":
+                    self.hear_sandbox()
                 elif key.data == "request":
                     self.handle(key.fileobj)
             self.reap()
@@ -210,6 +225,8 @@ class Zygote:
     def shutdown(self) -> None:
         for pid in list(self.children):
             self.kill_child(pid)
+        if self.inner is not None:
+            self.inner.close()  # the fork server in the sandbox exits, and bwrap with it
         self.cgroups.close()
         try:
             os.unlink(self.path)
@@ -225,38 +242,68 @@ class Zygote:
                 return
             if pid == 0:
                 return
+            if self.inner_process is not None and pid == self.inner_process.pid:
+                self.lose_sandbox(status_text(status))
+                continue
             self.clean_up_student(pid)
-            root = self.roots.pop(pid, None)
-            if root is not None:
-                if self.sandbox == "namespaces":
-                    try:
-                        os.rmdir(root)  # an empty mount point
-                    except OSError:
-                        pass
-                else:
-                    shutil.rmtree(root, ignore_errors=True)
-            conn = self.children.pop(pid, None)
-            if conn is not None:
-                self.owned.pop(conn, None)
-                try:
-                    send_msg(conn, {"exit": status_text(status), "code": exit_code(status),
-                                    "cpu_s": round(usage.ru_utime + usage.ru_stime, 3)})
-                except OSError:
-                    pass
-                self.drop(conn)
+            home = self.homes.pop(pid, None)
+            if home is not None:
+                shutil.rmtree(home, ignore_errors=True)
+            self.report_exit(pid, {"exit": status_text(status), "code": exit_code(status),
+                                   "cpu_s": round(usage.ru_utime + usage.ru_stime, 3)})
+
+    def report_exit(self, pid: int, report: dict) -> None:
+        conn = self.children.pop(pid, None)
+        if conn is not None:
+            self.owned.pop(conn, None)
+            try:
+                send_msg(conn, report)
+            except OSError:
+                pass
+            self.drop(conn)
+
+    def hear_sandbox(self) -> None:
+        """A message of the fork server in the sandbox: a student process's exit report."""
+        try:
+            header, _, _ = recv_msg(self.inner, deadline=time.monotonic() + 10)
+        except (ChannelClosed, TimeoutError, ValueError):
+            self.lose_sandbox("its fork server stopped")
+            return
+        key = -int(header.pop("exit_of", 0))
+        self.clean_up_student(key)
+        self.report_exit(key, header)
+
+    def lose_sandbox(self, why: str) -> None:
+        """The sandbox ended (it should not): its student processes are gone, no more start."""
+        if self.inner is not None:
+            self.selector.unregister(self.inner)
+            self.inner.close()
+        self.inner, self.inner_process = None, None
+        self.sandbox, self.sandbox_reason = "refused", f"the sandbox ended ({why})"
+        for key in [key for key in self.children if key < 0]:
+            self.clean_up_student(key)
+            self.report_exit(key, {"exit": self.sandbox_reason, "code": 1, "cpu_s": 0})
 
     def kill_child(self, pid: int) -> None:
         """Kill a child with everything it started: its process group, and for a student process its
-        cgroups and its own user (setsid() escapes the first, not the others)."""
-        kill_group(pid)
+        cgroups and its own user (setsid() escapes the first, not the others); a sandboxed student
+        process is killed by its fork server too."""
         self.cgroups.kill(self.groups.get(pid, []))
+        if pid < 0:
+            if self.inner is not None:
+                try:
+                    send_msg(self.inner, {"kind": "kill", "id": -pid})
+                except OSError:
+                    pass
+            return
+        kill_group(pid)
         if pid in self.uids:
             kill_uid(self.uids[pid])
 
     def clean_up_student(self, pid: int) -> None:
         """A student process is gone: nothing it left behind may live on (a sandboxed student
-        process's leftovers die with its PID namespace; a fallback student process's are killed
-        here)."""
+        process's leftovers also die when its fork server has no student process left; a
+        fallback student process's are killed here)."""
         folders = self.groups.pop(pid, [])
         self.cgroups.kill(folders)
         self.cgroups.remove(folders)
@@ -299,7 +346,7 @@ class Zygote:
             self.drop(conn)
             return
         elif kind == "student":
-            pid = self.fork_student(conn, header)
+            pid = self.start_student(conn, header)
         else:
             pid = None
         if pid is None:
@@ -349,7 +396,9 @@ class Zygote:
             traceback.print_exc()
         os._exit(code)
 
-    def fork_student(self, conn: socket.socket, header: dict) -> int | None:
+    def start_student(self, conn: socket.socket, header: dict) -> int | None:
+        """A student process for the trusted kernel on `conn`: its cgroups, then the process (in
+        the sandbox, or the fallback's plain process); it gets its socket's other end."""
         try:
             limits = Limits.from_json(header["limits"])
         except (KeyError, TypeError, ValueError) as err:
@@ -357,48 +406,68 @@ class Zygote:
             return None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.counter += 1
-        if self.sandbox == "namespaces":
-            root = os.path.join(self.folder, f"root-{self.counter}")
-            os.makedirs(root, exist_ok=True)
-        else:  # the student process's own folder, outside the zygote's private one
-            root = tempfile.mkdtemp(prefix="mlm-student-")
         groups = self.cgroups.create(f"w{self.counter}", limits)
+        try:
+            if self.sandbox == "namespaces":
+                pid = self.start_sandboxed(ours, theirs, header["limits"], groups)
+            else:
+                pid = self.fork_plain(ours, theirs, limits, groups)
+        except (OSError, TimeoutError) as err:
+            self.cgroups.remove(groups)
+            send_msg(conn, {"error": f"the student process did not start: {err}"})
+            return None
+        finally:
+            theirs.close()
+        self.groups[pid] = groups
+        send_msg(conn, {"pid": pid, "sandbox": self.sandbox, "reason": self.sandbox_reason},
+                 fds=[ours.fileno()])
+        ours.close()
+        return pid
+
+    def start_sandboxed(self, ours: socket.socket, theirs: socket.socket, limits: str,
+                        groups: list[str]) -> int:
+        """Ask the fork server in the sandbox for a student process; its first byte on `ours`
+        carries its pid as the kernel translates it for us (SO_PASSCRED), so it joins its
+        cgroups before it runs anything of the student's. Its key here is minus its number."""
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        send_msg(self.inner, {"kind": "student", "id": self.counter, "limits": limits},
+                 fds=[theirs.fileno()])
+        ours.settimeout(30)
+        try:
+            hello, ancillary, _, _ = ours.recvmsg(1, socket.CMSG_SPACE(12))
+            pids = [struct.unpack("3i", data[:12])[0] for level, kind, data in ancillary
+                    if (level, kind) == (socket.SOL_SOCKET, socket.SCM_CREDENTIALS)]
+            if hello != HELLO or not pids or pids[0] <= 0:
+                raise SandboxError(0, "the sandboxed student process did not say hello")
+            join_cgroups(groups, pids[0])
+            ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 0)
+            ours.sendall(GO)
+        except (OSError, TimeoutError):
+            send_msg(self.inner, {"kind": "kill", "id": self.counter})
+            self.cgroups.kill(groups)
+            raise
+        finally:
+            ours.settimeout(None)
+        return -self.counter
+
+    def fork_plain(self, ours: socket.socket, theirs: socket.socket, limits: Limits,
+                   groups: list[str]) -> int:
+        """The fallback: a plain student process forked here, in a folder of its own."""
+        home = tempfile.mkdtemp(prefix="mlm-student-")
         uid = student_uid(os.getpid(), self.counter)
         pid = os.fork()
         if pid:
-            theirs.close()
-            self.roots[pid] = root
-            self.groups[pid] = groups
-            if self.sandbox == UNSAFE and not fallback_can_drop():
+            self.homes[pid] = home
+            if not fallback_can_drop():
                 self.uids[pid] = uid
-            send_msg(conn, {"pid": pid, "sandbox": self.sandbox,
-                            "reason": self.sandbox_reason}, fds=[ours.fileno()])
-            ours.close()
             return pid
         code = 1
         try:
             self._child_common([theirs.fileno()])
             join_cgroups(groups)  # first: everything this process starts stays inside them
-            os.setpgid(0, 0)
-            devnull = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(devnull, fd)
-            os.close(devnull)
-            env = dict(CHILD_ENV)
-            env.update({"HOME": SANDBOX_HOME, "PATH": "/usr/local/bin:/usr/bin:/bin",
-                        "MPLBACKEND": "agg", "MPLCONFIGDIR": "/tmp", "TMPDIR": "/tmp"})
-            os.environ.clear()
-            os.environ.update(env)
-            if self.sandbox == "namespaces":
-                sandbox_child(root, self.binds)
-                if os.getuid() == NOBODY:  # every sandbox's: pids.max is per process
-                    try:
-                        resource.setrlimit(resource.RLIMIT_NPROC, (512, 512))
-                    except (ValueError, OSError):
-                        pass
-            else:
-                plain_child_drop(root, uid, limits.student_tasks)
-                os.environ["HOME"] = os.getcwd()
+            student_io_and_env()
+            plain_child_drop(home, uid, limits.student_tasks)
+            os.environ["HOME"] = os.getcwd()
             limit_student_process(limits)
             from mlmcourse.grader import student_side
 
@@ -409,6 +478,17 @@ class Zygote:
         except BaseException:  # noqa: BLE001
             code = 70
         os._exit(code)
+
+
+def student_io_and_env() -> None:
+    """A student process's own process group, no terminal streams, `STUDENT_ENV`."""
+    os.setpgid(0, 0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    os.environ.clear()
+    os.environ.update(STUDENT_ENV)
 
 
 def _watch_owner(conn: socket.socket) -> None:
@@ -426,10 +506,26 @@ def _watch_owner(conn: socket.socket) -> None:
 
 
 def zygote_main(folder: str, watch: int) -> None:
+    set_child_subreaper()  # orphans (setsid() daemons) are reaped here
+    zygote = Zygote(folder)
+    zygote.start_sandbox()  # its fork server imports torch while this one does
+    preload(PRELOAD)
+    zygote.await_sandbox()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    info = {"socket": zygote.path, "sandbox": zygote.sandbox, "reason": zygote.sandbox_reason,
+            "threads": max(thread_count(), zygote.inner_threads),
+            "cgroups": zygote.cgroups.describe()}
+    sys.stdout.write(json.dumps(info) + "\n")
+    sys.stdout.flush()
+    os.dup2(devnull, 1)
+    zygote.serve(watch)
+
+
+def preload(modules: tuple[str, ...]) -> None:
     import gc
 
-    set_child_subreaper()  # orphans (setsid() daemons) are reaped here
-    for name in PRELOAD:
+    for name in modules:
         __import__(name)
     from mlmcourse.grader import student_side
 
@@ -439,18 +535,11 @@ def zygote_main(folder: str, watch: int) -> None:
     # children share those pages instead of copying them when the collector touches them.
     gc.collect()
     gc.freeze()
-    zygote = Zygote(folder)
-    zygote.probe_sandbox()
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
+
+
+def thread_count() -> int:
     threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
-    info = {"socket": zygote.path, "sandbox": zygote.sandbox, "reason": zygote.sandbox_reason,
-            "threads": max(threads, threading.active_count()),
-            "cgroups": zygote.cgroups.describe()}
-    sys.stdout.write(json.dumps(info) + "\n")
-    sys.stdout.flush()
-    os.dup2(devnull, 1)
-    zygote.serve(watch)
+    return max(threads, threading.active_count())
 
 
 if __name__ == "__main__":

@@ -92,12 +92,6 @@ def check_failures(data: ClassData) -> list[CheckFailures]:
     return found
 
 
-def top_mistakes(checks: list[CheckFailures], count: int = 10) -> list[tuple[CheckFailures, Group]]:
-    """The largest groups of the class, over every check."""
-    pairs = [(check, group) for check in checks for group in check.groups]
-    return sorted(pairs, key=lambda p: (-len(p[1].students), p[0].notebook, p[0].grade_id))[:count]
-
-
 def class_lines(checks: list[CheckFailures]) -> dict[tuple[str, str], str]:
     """(notebook, grade_id) -> one anonymous line for a student's feedback: how common the
     failure of that check was in the class and its most common cause (no names)."""
