@@ -14,11 +14,12 @@ blob: the tree, outputs that are views of an input, the handle of their graph), 
 (the student's exception, `error_info`). Every reply carries what the code printed (``stdout``,
 ``stderr``) and, when the test asked, the operators the code dispatched (``ops``).
 
-What a reply says about the call (which operators ran, which outputs are views of an input, the
-global random state after it) is the student process's claim: the student's code runs in that
-process and can change what it says. How the trusted side uses each claim is in the README's threat
-model. The student process imports this module, :mod:`mlmcourse.grader.codec` and the cell runner;
-nothing of the trusted side imports the student process.
+What a reply says about the call (which operators ran, which outputs are views of an input,
+whether the global generator moved: a yes or no, never its state) is the student process's claim:
+the student's code runs in that process and can change what it says. How the trusted side uses
+each claim is in the README's threat model. The student process imports this module,
+:mod:`mlmcourse.grader.codec` and the cell runner; nothing of the trusted side imports the
+student process.
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ results (plain tensors, numbers, strings, containers -- never pickle, never code
 did to its inputs is seen here: bytes the student's code wrote into the shared arguments are
 written back into the caller's tensor (the trusted side's own observation). What the student
 process says besides (an output that is a view of an input becomes the same view of the caller's
-tensor; a ``torch.Generator`` argument comes back advanced; the global random state after the
-call) is its claim, taken as it is: where the trusted side's scan of the answers
+tensor; a ``torch.Generator`` argument comes back advanced; whether the code moved the global
+random generator, answered by one draw from the trusted kernel's own generator, never by the
+student process's state) is its claim, taken as it is: where the trusted side's scan of the answers
 (:mod:`mlmcourse.grader.scan`) finds what the grader cannot check, the checks that rest on a claim
 are marked for the TA's look. Outputs that require grad are returned through a trusted
 ``torch.autograd.Function`` whose backward asks the student process for the gradients
@@ -170,7 +171,7 @@ class StudentProcess:
         self.start_failures = 0
         self.generation = 0
         self.pending_release: list[int] = []
-        self.rng = None  # the global RNG state the student process holds, when known
+        self.rng = None  # the trusted kernel's global RNG state last sent there, when known
 
     # -- life -----------------------------------------------------------------------------
     def alive(self) -> bool:
@@ -417,13 +418,13 @@ class StudentProcess:
                 except RuntimeError:
                     pass
 
-        rng = back.get("rng")
-        if isinstance(rng, torch.Tensor) and rng.dtype == torch.uint8:
-            try:
-                torch.set_rng_state(rng)
-                self.rng = rng
-            except RuntimeError:
-                pass
+        if back.get("rng_moved") is True:
+            # The code drew from (or seeded) the global generator in its own process. The
+            # trusted kernel never takes that process's state (numbers the student chose would
+            # reach a test that draws after the call): it draws once from its own generator, so
+            # a test sees that the global state moved, and the numbers it draws next are the
+            # trusted kernel's. The next call sends that state (it differs from `self.rng`).
+            torch.rand(1)
         generators = back.get("generators")
         for index, state in (generators.items() if isinstance(generators, dict) else ()):
             if isinstance(index, int) and 0 <= index < len(leaves):

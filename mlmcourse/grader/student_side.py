@@ -358,12 +358,13 @@ class _StudentSide:
 
     @staticmethod
     def effects(inputs: dict, layouts: dict, leaves: list, rng_before, back: dict) -> None:
-        """What the call did besides its result: the global random state it left, the inputs it
-        pointed elsewhere (set_, resize_, an in-place transpose: the caller's tensor is to
-        become what the code left it as), how far each Generator argument advanced."""
-        rng_after = _GLOBAL_GENERATOR.get_state()
-        if not _EQUAL(rng_after, rng_before):  # the code drew from the global generator
-            back["rng"] = rng_after
+        """What the call did besides its result: whether it moved the global generator, the
+        inputs it pointed elsewhere (set_, resize_, an in-place transpose: the caller's tensor is
+        to become what the code left it as), how far each Generator argument advanced."""
+        # Whether the code drew from (or seeded) the global generator: one yes or no, never the
+        # state itself, which the trusted kernel does not take (it advances its own generator).
+        if not _EQUAL(_GLOBAL_GENERATOR.get_state(), rng_before):
+            back["rng_moved"] = True
         rebound = {i: t for i, t in inputs.items() if _layout(t) != layouts[i]}
         back["rebound"] = {i: t.detach().clone() for i, t in rebound.items()}
         back["generators"] = {i: g.get_state() for i, g in enumerate(leaves)
