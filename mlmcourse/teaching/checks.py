@@ -346,6 +346,8 @@ def visible_checks_passed(notebook: str, points: int) -> None:
     from pathlib import Path
 
     path = Path.cwd() / f"{notebook}.ipynb"
+    for note in _layout_notes(path):
+        print(f"Note: {note}.")
     failed = cells_that_failed()
     if failed:
         print(f"Not yet: {failed} cell(s) above ended in an error the last time they ran. Fix "
@@ -358,6 +360,19 @@ def visible_checks_passed(notebook: str, points: int) -> None:
           f"{points} points of this notebook when it is graded.\n"
           "Working on your own with the course's repository? Run the hidden tests on this file:\n"
           f"    {shlex.quote(sys.executable)} -m mlmcourse check {shlex.quote(str(path))}")
+
+
+def _layout_notes(path) -> list[str]:
+    """How the grader reads this notebook's answers where one spans or shares several cells (a
+    split cell, a copy kept above or as Markdown), from the file as last saved."""
+    import nbformat
+
+    from mlmcourse.course.cells import layout_notes
+
+    try:
+        return layout_notes(nbformat.read(path, as_version=4))
+    except Exception:  # noqa: BLE001  (not saved yet, or not readable: nothing to say)
+        return []
 
 
 def _names(errors) -> str:
@@ -404,13 +419,13 @@ LIBRARY_LOSS_OPERATORS = {
 
 
 def expect_no_library_loss(call, what: str) -> None:
-    """Fail if `call()` runs a library log-softmax or NLL loss (the rule of notebooks 2 and 3),
-    under whatever name: the operators it dispatches are watched, forward and backward alike."""
+    """Fail if `call()` runs a library log-softmax or NLL loss (the exercise of notebooks 2 and
+    3), under whatever name: the operators it dispatches in this process are watched, forward and
+    backward alike. Advice for the student's own kernel (Validate): under grading the student's
+    code runs in another process, which this mode does not see, and no point rests on it."""
     from torch.utils import _python_dispatch
 
     class _Watch(_python_dispatch.TorchDispatchMode):
-        # Under grading the student's code runs in another process; the engine hands the
-        # operators it ran to every active mode that has `record_remote`.
         def __init__(self) -> None:
             super().__init__()
             self.ran: set[str] = set()
@@ -418,9 +433,6 @@ def expect_no_library_loss(call, what: str) -> None:
         def __torch_dispatch__(self, op, types, args=(), kwargs=None):
             self.ran.add(op._schema.name)
             return op(*args, **(kwargs or {}))
-
-        def record_remote(self, op_names) -> None:
-            self.ran.update(op_names)
 
     with _Watch() as watch:
         call()
