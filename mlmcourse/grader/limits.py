@@ -101,10 +101,7 @@ class Caps:
     request_header_bytes: int = 16 << 20  # a request (the cells of every notebook travel in one)
     reply_header_bytes: int = 4 << 20  # a student process's reply header (honest: far smaller)
     notebook_bytes: int = 32 << 20  # a submitted notebook file: a larger one is not read
-    recorded_ops: int = 512  # operator names one call or backward reports
-    op_name_chars: int = 200  # the longest operator name kept
     scanned_chars: int = 1_000_000  # of a notebook's answer cells, read by the trusted scan
-    scanned_magics: int = 64  # magic and ! lines of one cell the scan reads through IPython
     scan_seconds: float = 10.0  # the trusted scan of one notebook (charged to its time cap)
 
 
