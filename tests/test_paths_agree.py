@@ -14,7 +14,9 @@ of issue 18, on the first notebook of the series (the truncated one hands in two
 - d_truncated: a truncated first notebook and a correct second one: 0 and full marks;
 - e_bad_timestamp: the reference, its timestamp.txt not a time: it counts as handed in when the
   file was written (today, past the due date), so the late policy takes every point on both
-  paths, and nbgrader grades the class instead of failing on it.
+  paths, and nbgrader grades the class instead of failing on it;
+- f_huge: a make_mlm_inputs that returns a 16 MB tensor: its messages show the value's size and
+  first entries, and its autograded notebook, feedback page and the class report stay under 1 MB.
 
 (A memory limit, not a time limit, makes the configured limit bite: it costs no waiting and does
 not depend on the machine's load. Every limit travels the same way: `c.Grading` -> `Limits`.)
@@ -55,6 +57,7 @@ STUDENTS = {  # student -> (sample, timestamp)
     "c_big_buffer": ("honest_big_buffer", ON_TIME),
     "d_truncated": ("reference", ON_TIME),
     "e_bad_timestamp": ("reference", "handed in on time, promise"),
+    "f_huge": ("hostile_huge_result", ON_TIME),
 }
 PASTED_NOTE = "cells carry the answer id"
 
@@ -71,6 +74,7 @@ DESERVED = {
     ("d_truncated", FIRST): 0.0,  # cannot be read: as not handed in
     ("d_truncated", SECOND): full(SECOND),
     ("e_bad_timestamp", FIRST): 0.0,  # late: its timestamp.txt was written after the due date
+    ("f_huge", FIRST): 11.0,  # the input checks pass; every check that reads corrupted fails
 }
 
 
@@ -292,6 +296,25 @@ def test_make_grade_prints_the_table_and_writes_what_a_ta_needs(both_runs):
     assert any(r["student"] == "a_pasted" and r["score"] == r["max_score"] for r in rows)
     assert (course / "feedback" / "a_pasted" / ASSIGNMENT).is_dir()
     assert (course / "reports" / "class-report.html").is_file()
+
+
+PAGE_BYTES = 1 << 20  # what a student's value may make of any page, at most
+
+
+@pytest.mark.slow
+def test_a_huge_result_leaves_every_page_under_a_megabyte(by_make_grade, by_nbgrader):
+    """A function that returns 16 MB: each message shows the value's size and first entries
+    (never the value whole), on both ways in; the autograded notebook, the feedback page and the
+    class report each stay under 1 MB."""
+    for run in (by_make_grade, by_nbgrader):
+        course = run["course"]
+        pages = [course / "autograded" / "f_huge" / ASSIGNMENT / f"{FIRST}.ipynb",
+                 course / "feedback" / "f_huge" / ASSIGNMENT / f"{FIRST}.html",
+                 course / "reports" / "class-report.html"]
+        sizes = {page.relative_to(course).as_posix(): page.stat().st_size for page in pages}
+        assert max(sizes.values()) < PAGE_BYTES, sizes
+        feedback = html.unescape(pages[1].read_text())
+        assert "got a list of 2000000 items: [99, 99, 0, 0, 0, 0, ...]" in feedback
 
 
 @pytest.mark.slow

@@ -65,7 +65,7 @@ from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded, is_solution, points
 from mlmcourse.course.layout import ASSIGNMENT
 
-from .limits import Limits
+from .limits import CAPS, Limits
 from .rebuild import (
     cells_to_run,
     copy_submission,
@@ -340,9 +340,10 @@ def checks_of(graded, executed, stopped: dict[int, str]) -> list[Check]:
     """Copy the outputs of the executed notebook into the one handed back; one `Check` per
     graded cell (`stopped`: the message of the cell the run was stopped in, by index)."""
     checks = []
+    budget = [CAPS.trusted_notebook_chars]
     for index, (shown, ran) in enumerate(zip(graded.cells, executed.cells, strict=False)):
         if shown.cell_type == "code":
-            shown.outputs = nbio.merge_streams(ran.get("outputs", []))
+            shown.outputs = bounded(nbio.merge_streams(ran.get("outputs", [])), budget)
             shown.execution_count = ran.get("execution_count")
         if is_graded(shown):
             full = points(shown)
@@ -350,6 +351,39 @@ def checks_of(graded, executed, stopped: dict[int, str]) -> list[Check]:
             checks.append(Check(grade_id(shown) or "", 0.0 if message else full, full, message))
         nbio.strip_execution_metadata(shown)
     return checks
+
+
+TEXT_DATA = ("text/plain", "text/markdown", "text/latex")  # a figure's text/html is its picture
+
+
+def bounded(outputs: list, budget: list[int]) -> list:
+    """The trusted kernel's outputs as the autograded notebook keeps them: each text at most
+    `CAPS.trusted_text_chars`, one notebook's in all at most `CAPS.trusted_notebook_chars` (past
+    that, each keeps its first `CAPS.error_headline_chars`). A test may build its message from
+    whatever the student's function returned; the notebook, the verdict's messages, the feedback
+    and the class report stay small all the same. `budget`: [characters left]."""
+    for output in outputs:
+        kind = output.get("output_type")
+        if kind == "stream":
+            output["text"] = _cut(output.get("text"), budget)
+        elif kind == "error":
+            output["evalue"] = _cut(output.get("evalue"), budget)
+            output["traceback"] = [_cut(line, budget) for line in output.get("traceback", [])]
+        elif kind in ("execute_result", "display_data"):
+            data = output.get("data", {})
+            for mime in TEXT_DATA:
+                if mime in data:
+                    data[mime] = _cut(data[mime], budget)
+    return outputs
+
+
+def _cut(text, budget: list[int]) -> str:
+    text = "".join(text) if isinstance(text, list) else str(text or "")
+    cap = min(CAPS.trusted_text_chars, max(budget[0], CAPS.error_headline_chars))
+    if len(text) > cap:
+        text = f"{text[:cap]}\n... ({len(text) - cap} more characters not kept)"
+    budget[0] -= len(text)
+    return text
 
 
 def status_of(run_status: Status, incidents: list[Incident]) -> Status:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from mlmcourse.course.cells import grade_id, is_solution, release_stub, source_text
 
+from .limits import CAPS
+
 VERDICT_KEY = "mlmcourse_verdict"  # the autograded notebook's metadata key
 NO_RESPONSE = "No response."  # nbgrader's comment on an answer cell left as released
 NOT_RUN = "this test did not run (the notebook stopped before it)"
@@ -176,8 +178,13 @@ def plain_text(text: str) -> str:
 
 
 def error_line(output) -> str:
-    """What an error output says, as plain text: ``ename: evalue`` (the test's own message)."""
-    message = f"{output.get('ename', 'Error')}: {plain_text(source_text(output.get('evalue')))}"
+    """What an error output says, as plain text: ``ename: evalue`` (the test's own message), its
+    first `CAPS.message_chars` characters (a message built from a student's value stays short)."""
+    cap = CAPS.message_chars
+    evalue = source_text(output.get("evalue"))
+    message = f"{output.get('ename', 'Error')}: {plain_text(evalue[:2 * cap])}"
+    if len(message) > cap:
+        message = f"{message[:cap]} ... (cut: the message is longer)"
     return message.strip().rstrip(":")
 
 

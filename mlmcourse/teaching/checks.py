@@ -114,7 +114,54 @@ def expect_equal(got, expected, what: str, mistakes: dict | None = None) -> None
     if _equal(got, expected):
         return
     _name_a_known_mistake(got, what, mistakes, _equal)
-    raise CheckFailed(f"{what}: expected {expected!r}, got {got!r}")
+    raise CheckFailed(f"{what}: expected {shown(expected)}, got {shown(got)}")
+
+
+# What a message shows of a value: a small one whole (as repr writes it), a large one summarised
+# (its size, dtype and first entries), so a function that returns millions of numbers makes a
+# message of a few lines, not megabytes of feedback.
+_WHOLE_ENTRIES = 200  # at most this many numbers (or items) are shown whole
+_SHOWN_CHARS = 2_000  # and at most this many characters of any value
+
+
+def shown(value) -> str:
+    """`value` for a message: whole when small, else summarised (shape, dtype, a few entries)."""
+    import reprlib
+
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if value.numel() <= _WHOLE_ENTRIES:
+            return _clipped(repr(value))
+        first = value.detach().reshape(-1)[:6].tolist()
+        return (f"a tensor of shape {tuple(value.shape)}, {value.dtype} ({value.numel()} "
+                f"entries; the first {first} ...)")
+    if _entries(value, _WHOLE_ENTRIES + 1) <= _WHOLE_ENTRIES:
+        return _clipped(repr(value))
+    brief = reprlib.Repr()
+    brief.maxlevel, brief.maxstring, brief.maxother = 3, 80, 80
+    brief.maxlist = brief.maxtuple = brief.maxdict = brief.maxset = 6
+    unit = "characters" if isinstance(value, str | bytes) else "items"
+    size = f" of {len(value)} {unit}" if hasattr(value, "__len__") else ""
+    return _clipped(f"a {type(value).__name__}{size}: {brief.repr(value)}")
+
+
+def _entries(value, stop: int) -> int:
+    """How many leaves `value` holds (lists, tuples, sets, dicts walked), counting up to `stop`."""
+    if isinstance(value, str | bytes):
+        return len(value) // 10
+    if not isinstance(value, list | tuple | set | frozenset | dict):
+        return 1
+    count = 0
+    for item in (value.values() if isinstance(value, dict) else value):
+        count += _entries(item, stop - count)
+        if count >= stop:
+            break
+    return count
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]} ... ({len(text)} chars)"
 
 
 def _equal(got, expected) -> bool:
