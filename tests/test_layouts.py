@@ -126,3 +126,20 @@ def test_a_timestamp_is_read_by_one_rule(tmp_path):
     stamp.mkdir()
     os.utime(stamp, (seconds, seconds))
     assert submission_time(tmp_path) == written
+
+
+def test_validates_last_cell_says_how_it_read_a_split_answer(tmp_path, monkeypatch, capsys):
+    """The notebook's last cell (`checks.visible_checks_passed`, what Validate shows last) reads
+    the saved file beside the kernel and says how the grader takes a split answer."""
+    from mlmcourse.teaching.checks import visible_checks_passed
+
+    name = "02_stable_log_softmax"
+    nbio.write(handed_in("honest_split_cell", name), tmp_path / f"{name}.ipynb")
+    monkeypatch.chdir(tmp_path)
+    visible_checks_passed(name, 15)
+    shown = capsys.readouterr().out
+    assert shown.startswith("Note: 2 cells carry the answer id 'target_log_probs': the grader "
+                            "runs them all, in the notebook's order")
+    nbio.write(handed_in("reference", name), tmp_path / f"{name}.ipynb")
+    visible_checks_passed(name, 15)
+    assert "Note:" not in capsys.readouterr().out
