@@ -143,3 +143,14 @@ def test_validates_last_cell_says_how_it_read_a_split_answer(tmp_path, monkeypat
     nbio.write(handed_in("reference", name), tmp_path / f"{name}.ipynb")
     visible_checks_passed(name, 15)
     assert "Note:" not in capsys.readouterr().out
+
+
+def test_make_check_says_how_it_read_a_layout():
+    """`make check` (the learner's report) shows the layout note under the notebook."""
+    from mlmcourse.check import report
+    from mlmcourse.grader.verdict import Check, Incident, Kind, Status, Verdict
+
+    note = "2 cells carry the answer id 'target_log_probs': the grader runs them all"
+    verdict = Verdict("02_stable_log_softmax", Status.OK, [Check("t", 1.0, 1.0)],
+                      [Incident(Kind.PASTED, note)])
+    assert f"      note: {note}" in report(verdict).splitlines()
