@@ -33,4 +33,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 22}
+EXPECTED = {"01_corruption": 24}

@@ -360,20 +360,10 @@ class StudentProcess:
 
     def apply_claims(self, leaves: list, back: dict) -> None:
         """What the student process says the call did besides its results and the bytes it wrote:
-        the inputs it pointed elsewhere (`set_`, `resize_`...), the global random state it left,
-        and how far each `torch.Generator` argument advanced (the student process's claims)."""
+        whether it moved the global random state, and how far each `torch.Generator` argument
+        advanced. An input repointed in that process (`set_`, `resize_`) writes no byte the
+        trusted side sees, and the student process's word for it would be a claim: not taken."""
         import torch
-
-        rebound = back.get("rebound")
-        for index, value in (rebound.items() if isinstance(rebound, dict) else ()):
-            caller = leaves[index] if isinstance(index, int) and 0 <= index < len(leaves) else None
-            if isinstance(caller, torch.Tensor) and isinstance(value, torch.Tensor) \
-                    and value.dtype == caller.dtype:
-                try:
-                    with torch.no_grad():
-                        caller.set_(value.to(caller.device))
-                except RuntimeError:
-                    pass
 
         if back.get("rng_moved") is True:
             # The code drew from (or seeded) the global generator in its own process. The

@@ -39,43 +39,14 @@ from .protocol import ChannelClosed, error_info, recv_msg, send_msg
 # patched `torch.Tensor.device`, `torch.autograd.grad` or `torch.get_rng_state` changes none of them
 # (reaching these names themselves is what the trusted side's scan looks for: scan.py).
 _TENSOR = torch._C.TensorBase
-_DEVICE_OF = _TENSOR.device.__get__
 _REQUIRES_GRAD = _TENSOR.requires_grad.__get__
 _GRAD_FN = _TENSOR.grad_fn.__get__
-_STORAGE_OF = _TENSOR.untyped_storage
-_STORAGE_OFFSET = _TENSOR.storage_offset
-_SIZE = _TENSOR.size
-_STRIDE = _TENSOR.stride
-_DATA_PTR = torch._C.StorageBase.data_ptr
-_NBYTES = torch._C.StorageBase.nbytes
 _AUTOGRAD_GRAD = torch.autograd.grad
 _GLOBAL_GENERATOR = torch.default_generator
 _EQUAL = torch.equal
 _SET_GRAD_ENABLED = torch.set_grad_enabled
 _SET_DEFAULT_DTYPE = torch.set_default_dtype
 _NO_SUBCLASS_FUNCTIONS = torch._C.DisableTorchFunctionSubclass
-
-
-def _storage_key(tensor) -> tuple | None:
-    """(device, address) of a tensor's storage when it has bytes behind it, else None."""
-    try:
-        storage = _STORAGE_OF(tensor)
-        device = _DEVICE_OF(tensor).type
-        if device == "meta" or _NBYTES(storage) == 0 or _DATA_PTR(storage) == 0:
-            return None
-        return (device, _DATA_PTR(storage))
-    except (RuntimeError, NotImplementedError):
-        return None
-
-
-def _layout(tensor) -> tuple:
-    """Where a tensor's elements are: its storage, offset, sizes and strides (a `set_`, a
-    `resize_` or an in-place transpose changes it without writing a byte)."""
-    try:
-        return (_storage_key(tensor), _STORAGE_OFFSET(tensor), tuple(_SIZE(tensor)),
-                tuple(_STRIDE(tensor)))
-    except (RuntimeError, NotImplementedError):
-        return ()
 
 
 # Frames of these files are the grader's, not the student's: left out of tracebacks.
@@ -249,8 +220,6 @@ class _StudentSide:
             if flag and isinstance(leaves[index], torch.Tensor):
                 leaves[index].requires_grad_(True)
         args, kwargs = unflatten(header["spec"], leaves)
-        inputs = {i: t for i, t in enumerate(leaves) if isinstance(t, torch.Tensor)}
-        layouts = {i: _layout(t) for i, t in inputs.items()}
         if payload.get("rng") is not None:
             _GLOBAL_GENERATOR.set_state(payload["rng"])
         rng_before = _GLOBAL_GENERATOR.get_state()
@@ -268,7 +237,7 @@ class _StudentSide:
             except BaseException as exc:  # noqa: BLE001
                 error = error_info(exc, _GRADER_FILES)
             with _NO_SUBCLASS_FUNCTIONS():
-                self.effects(inputs, layouts, leaves, rng_before, back)
+                self.effects(leaves, rng_before, back)
                 if error is None:
                     try:
                         self.pack_result(result, leaves, reply, back,
@@ -286,16 +255,13 @@ class _StudentSide:
         self.reply(reply, blob)
 
     @staticmethod
-    def effects(inputs: dict, layouts: dict, leaves: list, rng_before, back: dict) -> None:
-        """What the call did besides its result: whether it moved the global generator, the
-        inputs it pointed elsewhere (set_, resize_, an in-place transpose: the caller's tensor is
-        to become what the code left it as), how far each Generator argument advanced."""
+    def effects(leaves: list, rng_before, back: dict) -> None:
+        """What the call did besides its result: whether it moved the global generator, how far
+        each Generator argument advanced."""
         # Whether the code drew from (or seeded) the global generator: one yes or no, never the
         # state itself, which the trusted kernel does not take (it advances its own generator).
         if not _EQUAL(_GLOBAL_GENERATOR.get_state(), rng_before):
             back["rng_moved"] = True
-        rebound = {i: t for i, t in inputs.items() if _layout(t) != layouts[i]}
-        back["rebound"] = {i: t.detach().clone() for i, t in rebound.items()}
         back["generators"] = {i: g.get_state() for i, g in enumerate(leaves)
                               if isinstance(g, torch.Generator)}
 
