@@ -154,3 +154,13 @@ def test_make_check_says_how_it_read_a_layout():
     verdict = Verdict("02_stable_log_softmax", Status.OK, [Check("t", 1.0, 1.0)],
                       [Incident(Kind.PASTED, note)])
     assert f"      note: {note}" in report(verdict).splitlines()
+
+
+def test_an_answer_cell_that_lost_its_solution_mark_still_runs_by_its_id():
+    student = copy.deepcopy(source())
+    for cell in student.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "make_mlm_inputs":
+            cell.metadata.nbgrader.pop("solution")
+    cells, _ = cells_to_run(FIRST, source(), student)
+    [answer] = [cell for cell in cells if cell["grade_id"] == "make_mlm_inputs"]
+    assert "NotImplementedError()" not in answer["source"]

@@ -71,7 +71,7 @@ def layout_notes(nb: nbformat.NotebookNode, answer_ids: set[str] | None = None) 
     text: list[str] = []
     for cell in nb.get("cells", []):
         gid = grade_id(cell) if isinstance(cell, dict) else None
-        if not isinstance(gid, str) or not is_solution(cell):
+        if not isinstance(gid, str) or not (is_solution(cell) or gid in (answer_ids or ())):
             continue
         if cell.get("cell_type") == "code":
             code[gid] = code.get(gid, 0) + 1

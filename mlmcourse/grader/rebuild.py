@@ -123,9 +123,10 @@ def defined_names(source: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def answer_cells(student_nb: nbformat.NotebookNode | None) -> list[tuple[str, str]]:
+def answer_cells(student_nb: nbformat.NotebookNode | None,
+                 answer_ids: Iterable[str] = ()) -> list[tuple[str, str]]:
     """(grade_id, source) of each code cell of the student's notebook that nbgrader marks as an
-    answer, in the notebook's order.
+    answer or that carries one of the notebook's `answer_ids`, in the notebook's order.
 
     The layout rule, one for every way in (`course.cells.layout_notes` words it for Validate and
     the grading log): these cells run as Run All runs them. JupyterLab's Split Cell and copy and
@@ -133,21 +134,28 @@ def answer_cells(student_nb: nbformat.NotebookNode | None) -> list[tuple[str, st
     come twice (an old attempt kept above the new one, which the later copy redefines) or come
     from another notebook (it runs, as in the kernel, and nothing is graded from it); a Markdown
     cell that carries an answer's id (an old attempt kept as text) runs nothing."""
+    own = set(answer_ids)
     found = []
     for cell in (student_nb or {}).get("cells", []):
         try:
             gid, code = grade_id(cell), cell.get("cell_type") == "code"
-        except AttributeError:
+            answer = is_solution(cell) or gid in own
+        except (AttributeError, TypeError):
             continue
-        if isinstance(gid, str) and code and is_solution(cell):
+        if isinstance(gid, str) and code and answer:
             found.append((gid, source_text(cell.get("source"))))
     return found
 
 
-def answer_parts(student_nb: nbformat.NotebookNode | None) -> dict[str, list[str]]:
+def answer_ids_of(source_nb: nbformat.NotebookNode) -> set[str]:
+    return {grade_id(cell) for cell in source_nb.cells if is_solution(cell)}
+
+
+def answer_parts(student_nb: nbformat.NotebookNode | None,
+                 answer_ids: Iterable[str] = ()) -> dict[str, list[str]]:
     """{grade_id: the source of each code answer cell carrying it, in order} (`answer_cells`)."""
     parts: dict[str, list[str]] = {}
-    for gid, source in answer_cells(student_nb):
+    for gid, source in answer_cells(student_nb, answer_ids):
         parts.setdefault(gid, []).append(source)
     return parts
 
@@ -155,8 +163,7 @@ def answer_parts(student_nb: nbformat.NotebookNode | None) -> dict[str, list[str
 def layout_note(student_nb: nbformat.NotebookNode | None,
                 source_nb: nbformat.NotebookNode) -> str:
     """One line for the TA about answers laid out over several cells ('' when there is none)."""
-    return "; ".join(layout_notes(student_nb, {grade_id(cell) for cell in source_nb.cells
-                                                if is_solution(cell)}))
+    return "; ".join(layout_notes(student_nb, answer_ids_of(source_nb)))
 
 
 def cells_to_run(name: str, source_nb: nbformat.NotebookNode,
@@ -170,7 +177,7 @@ def cells_to_run(name: str, source_nb: nbformat.NotebookNode,
              if cell.cell_type == "code" and grade_id(cell) == SETUP_GRADE_ID
              and not is_solution(cell)]
     parts: dict[str, int] = {}
-    for gid, source in answer_cells(student_nb):
+    for gid, source in answer_cells(student_nb, answer_ids_of(source_nb)):
         parts[gid] = parts.get(gid, 0) + 1
         cells.append(_to_run(name, gid, source, parts[gid]))
     bindings = {}
@@ -192,7 +199,7 @@ def trusted_notebooks(source_nb: nbformat.NotebookNode,
                       student_nb: nbformat.NotebookNode | None
                       ) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode]:
     """(graded, executed): the notebook to hand back and the one the trusted kernel runs."""
-    theirs = answer_parts(student_nb)
+    theirs = answer_parts(student_nb, answer_ids_of(source_nb))
     texts = {grade_id(cell): source_text(cell.get("source"))  # a written answer: its last copy
              for cell in (student_nb or {}).get("cells", [])
              if cell.get("cell_type") == "markdown" and is_solution(cell)}
