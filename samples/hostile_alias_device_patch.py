@@ -1,7 +1,7 @@
-"""wrong_aliases_output's view of the caller's tokens, hidden behind a patched
+"""free_aliases_output's view of the caller's tokens, hidden behind a patched
 torch.Tensor.device property that says "meta" for it: the worker reads devices and storages from
 PyTorch's C types; which memory an output shares is not graded at all (only the student's
-process sees it): 24 / 24, as the twin wrong_aliases_output."""
+process sees it): 24 / 24, as the twin free_aliases_output."""
 
 BASE = "reference"
 PATCHES = {

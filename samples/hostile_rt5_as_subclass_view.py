@@ -3,7 +3,7 @@ back a fresh copy of a view (to hide the alias from the grader's packing), noteb
 gained over its twin (24 / 24 both: which memory an output shares is not graded)."""
 
 BASE = "reference"
-TWIN = "wrong_aliases_output"
+TWIN = "free_aliases_output"
 PATCHES = {
     "01_corruption": {
         "make_mlm_inputs": [

@@ -30,7 +30,8 @@ from mlmcourse.course.layout import ASSIGNMENT
 
 NAME = "01_corruption"
 SOURCE = ROOT / "source" / ASSIGNMENT / f"{NAME}.ipynb"
-WRONG = [s for s in load_samples(ROOT) if s.student_id.startswith("wrong_") and NAME in s.notebooks]
+WRONG = [s for s in load_samples(ROOT)
+         if s.student_id.startswith(("wrong_", "free_")) and NAME in s.notebooks]
 
 
 def student_copy(sample=None) -> nbformat.NotebookNode:
