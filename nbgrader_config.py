@@ -52,10 +52,12 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 # A submission is resolved as the engine resolves it, and one student's file cannot stop the
-# class: a pasted answer cell (two cells with one grade_id) counts by its last copy, as the
-# kernel ran it (nbgrader's DeduplicateIds would leave the first copy with empty metadata and
-# then fail the assignment, and `nbgrader autograde` stop, on it); a notebook that cannot be read
-# is graded as not handed in, and the student's other notebooks are graded.
+# class: a split or pasted answer cell (two cells with one grade_id) runs as Run All ran it
+# (nbgrader's DeduplicateIds would leave one copy with empty metadata and then fail the
+# assignment, and `nbgrader autograde` stop, on it); an answer cell pasted from another notebook
+# is a plain cell (nbgrader's OverwriteCells would drop its id and fail the assignment); a
+# notebook that cannot be read is graded as not handed in, and the student's other notebooks are
+# graded.
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "mlmcourse.grader.nbgrader_plugin.LastCopyOfEachCell",

@@ -25,7 +25,7 @@ from mlmcourse.grader.config import course_settings
 from mlmcourse.grader.engine import grade_submission
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.sandbox import UNSAFE, SandboxRefused
-from mlmcourse.grader.verdict import Check, Status, Verdict
+from mlmcourse.grader.verdict import Check, Kind, Status, Verdict
 from mlmcourse.grader.zygote_handle import stop_zygote
 
 STUDENT = "self_check"
@@ -162,6 +162,8 @@ def report(verdicts: Verdict | Iterable[Verdict], names: dict[str, str] | None =
         lines.append(f"{verdict.notebook}")
         if verdict.status is not Status.OK and verdict.detail:
             lines.append(f"      the notebook did not run to the end: {verdict.detail}")
+        lines += [f"      note: {incident.detail}" for incident in verdict.incidents
+                  if incident.kind is Kind.PASTED]  # how an answer over several cells was read
         for check in verdict.checks:
             mark = "PASS" if check.passed else "FAIL"
             name = names.get(check.grade_id, check.grade_id)

@@ -1,10 +1,10 @@
-"""Pasted a copy of the answer cell below a wrong first try, fixed the copy: the last copy counts.
+"""Pasted a copy of the answer cell below a wrong first try, fixed the copy: both run, in order.
 
 JupyterLab's copy and paste keeps a cell's nbgrader metadata, so the notebook holds two answer
 cells with the grade_id `make_mlm_inputs`: the first with closed thresholds (22 / 24 on its own,
-see wrong_closed_thresholds), the pasted one below it right. The kernel ran the later cell last
-and nbgrader keeps the last copy, so every way in grades the last copy: full marks, and
-`nbgrader autograde` grades the submission (and the students after it) instead of failing.
+see wrong_closed_thresholds), the pasted one below it right. The kernel ran both, the later one
+last, and so does every way in: the right definition stands, full marks, and `nbgrader
+autograde` grades the submission (and the students after it) instead of failing.
 """
 
 import copy

@@ -1,7 +1,7 @@
-"""wrong_aliases_output's view of the caller's tokens, hidden behind a patched
+"""free_aliases_output's view of the caller's tokens, hidden behind a patched
 torch.Tensor.device property that says "meta" for it: the worker reads devices and storages from
-PyTorch's C types, taken before any student code runs, so the view is seen: 22 / 24, as the twin
-wrong_aliases_output (found by the scan's first red team)."""
+PyTorch's C types; which memory an output shares is not graded at all (only the student's
+process sees it): 24 / 24, as the twin free_aliases_output."""
 
 BASE = "reference"
 PATCHES = {
@@ -39,4 +39,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 22}
+EXPECTED = {"01_corruption": 24}

@@ -1,6 +1,6 @@
 """wrong_detached_zero made to look connected: a zero with a requires_grad leaf of its own, and
 torch.autograd.grad replaced so that unused inputs get zeros. The worker calls the autograd it
-took before any student code ran, so the zero is still detached: 27 / 31, as the twin (found by
+took before any student code ran, so the zero is still detached: 26 / 31, as the twin (found by
 the scan's first red team)."""
 
 BASE = "reference"
@@ -31,4 +31,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"03_empty_mask_and_gradient": 27}
+EXPECTED = {"03_empty_mask_and_gradient": 26}

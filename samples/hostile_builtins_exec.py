@@ -1,8 +1,8 @@
 """hostile_ops_recorder_off's reach (the recorder's cap set to 0), hex-encoded and run by
 builtins.exec: the recorder reports nothing and the claim check passes (15 / 15, the twin
-wrong_aten_cross_entropy 13), but the scan notes builtins and exec: flagged for a look."""
+free_aten_cross_entropy 13), but the scan notes builtins and exec: flagged for a look."""
 
-TWIN = 'wrong_aten_cross_entropy'
+TWIN = 'free_aten_cross_entropy'
 
 SILENCE = (
     "import builtins\n"

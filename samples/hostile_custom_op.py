@@ -1,9 +1,9 @@
 """Wraps torch.log_softmax in a custom operator (torch.library.custom_op), whose body a dispatch
 mode does not see: the recorder misses it and the check resting on it passes (15 / 15, its twin
-wrong_saved_log_softmax 13), but the scan notes torch.library: flagged for a look, with the
+free_saved_log_softmax 13), but the scan notes torch.library: flagged for a look, with the
 2 points at stake marked for manual grading."""
 
-TWIN = 'wrong_saved_log_softmax'
+TWIN = 'free_saved_log_softmax'
 
 BASE = "reference"
 PATCHES = {

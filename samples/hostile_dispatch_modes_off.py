@@ -1,9 +1,9 @@
 """Runs torch.log_softmax with the dispatch modes switched off (torch.utils._python_dispatch.
 _disable_current_modes), touching nothing of the grader's own files: the recorder sees nothing
-(15 / 15, its honest twin wrong_saved_log_softmax 13), but the scan does: flagged for a look,
+(15 / 15, its honest twin free_saved_log_softmax 13), but the scan does: flagged for a look,
 with the 2 points at stake marked for manual grading."""
 
-TWIN = "wrong_saved_log_softmax"
+TWIN = "free_saved_log_softmax"
 BASE = "reference"
 PATCHES = {
     "02_stable_log_softmax": {

@@ -1,10 +1,10 @@
 """hostile_ops_recorder_off, reaching the worker's caps through pkgutil.resolve_name and a split
-string: the claim checks pass (15 / 15 and 31 / 31, the twin wrong_aten_cross_entropy 13 and
+string: the claim checks pass (15 / 15 and 31 / 31, the twin free_aten_cross_entropy 13 and
 30); importing pkgutil is noted: flagged for a look, the points at stake marked."""
 
 from _library_loss import aten_loss_patches
 
-TWIN = 'wrong_aten_cross_entropy'
+TWIN = 'free_aten_cross_entropy'
 
 SILENCE = (
     "import pkgutil\n"

@@ -1,6 +1,6 @@
-"""Seeds the global generator inside select_for_masking and hides it behind a patched
-torch.get_rng_state: the worker reads the global generator itself, taken before any student code
-ran, so the change is seen: 3 / 4 (found by the scan's first red team)."""
+"""Seeds the global generator inside select_for_masking (its selection still drawn from the
+generator) and hides it behind a patched torch.get_rng_state: the global state a function leaves
+is seen only in the student's process and is not graded; the selection is right: 4 / 4."""
 
 BASE = "reference"
 PATCHES = {
@@ -22,4 +22,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"06_real_bert": 3}
+EXPECTED = {"06_real_bert": 4}

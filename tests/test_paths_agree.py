@@ -6,12 +6,17 @@ One small class, in two scratch copies of the course whose nbgrader_config.py a 
 two notebooks also checked with `make check` in the course. Each student stands for one finding
 of issue 18, on the first notebook of the series (the truncated one hands in two):
 
-- a_pasted: a pasted answer cell (two cells with one grade_id; the last copy counts), graded
+- a_pasted: a pasted answer cell (two cells with one grade_id; both run, in order), graded
   first, so that the students after it show the class is not stopped there;
 - b_late: the reference, two weeks late: the late policy takes every point on both paths;
 - c_big_buffer: a correct answer that reserves 1 GiB, past the TA's `memory_bytes` of 768 MiB
   (full marks under the default 2 GiB: the sample's EXPECTED);
-- d_truncated: a truncated first notebook and a correct second one: 0 and full marks.
+- d_truncated: a truncated first notebook and a correct second one: 0 and full marks;
+- e_bad_timestamp: the reference, its timestamp.txt not a time: it counts as handed in when the
+  file was written (today, past the due date), so the late policy takes every point on both
+  paths, and nbgrader grades the class instead of failing on it;
+- f_huge: a make_mlm_inputs that returns a 16 MB tensor: its messages show the value's size and
+  first entries, and its autograded notebook, feedback page and the class report stay under 1 MB.
 
 (A memory limit, not a time limit, makes the configured limit bite: it costs no waiting and does
 not depend on the machine's load. Every limit travels the same way: `c.Grading` -> `Limits`.)
@@ -51,8 +56,10 @@ STUDENTS = {  # student -> (sample, timestamp)
     "b_late": ("reference", TWO_WEEKS_LATE),
     "c_big_buffer": ("honest_big_buffer", ON_TIME),
     "d_truncated": ("reference", ON_TIME),
+    "e_bad_timestamp": ("reference", "handed in on time, promise"),
+    "f_huge": ("hostile_huge_result", ON_TIME),
 }
-PASTED_NOTE = "cells pasted with their nbgrader id"
+PASTED_NOTE = "cells carry the answer id"
 
 
 def full(name: str) -> float:
@@ -61,11 +68,13 @@ def full(name: str) -> float:
 
 # What the TA's configuration makes each notebook worth (the same on every way in).
 DESERVED = {
-    ("a_pasted", FIRST): full(FIRST),  # the last copy, the right one
+    ("a_pasted", FIRST): full(FIRST),  # both copies run: the later, right one stands
     ("b_late", FIRST): 0.0,  # late: nbgrader's "zero" policy
     ("c_big_buffer", FIRST): 0.0,  # its answer cell cannot allocate its buffer: nothing defined
     ("d_truncated", FIRST): 0.0,  # cannot be read: as not handed in
     ("d_truncated", SECOND): full(SECOND),
+    ("e_bad_timestamp", FIRST): 0.0,  # late: its timestamp.txt was written after the due date
+    ("f_huge", FIRST): 11.0,  # the input checks pass; every check that reads corrupted fails
 }
 
 
@@ -273,21 +282,39 @@ def test_the_ta_is_told_of_pasted_cells_and_late_penalties(by_make_grade, by_nbg
 
 @pytest.mark.slow
 def test_make_grade_prints_the_table_and_writes_what_a_ta_needs(both_runs):
-    """`make grade`'s table fits a terminal and names what needs a look (here the pasted answer
-    cells, and nothing else); grades.csv, the feedback and the class report are written."""
+    """`make grade`'s table fits a terminal and names nothing for a look (a pasted answer cell is
+    a layout JupyterLab makes, not a doubt); grades.csv, the feedback and the class report are
+    written."""
     run = both_runs["make grade"]
     course, out = run["course"], run["out"]
     assert "total" in out and "class mean" in out
     table = out.split("\n\n")[0].splitlines()
     assert max(map(len, table)) <= 100, table
-    look = out.split("needs a look:", 1)[1].split("\n\n")[0]
-    assert f"a_pasted / {FIRST}: answer cells pasted" in look
-    assert "b_late" not in look and "d_truncated / " + SECOND not in look
+    assert "needs a look:" not in out
     rows = list(csv.DictReader((course / "grades.csv").open()))
     assert {"student", "notebook", "score", "max_score"} <= set(rows[0])
     assert any(r["student"] == "a_pasted" and r["score"] == r["max_score"] for r in rows)
     assert (course / "feedback" / "a_pasted" / ASSIGNMENT).is_dir()
     assert (course / "reports" / "class-report.html").is_file()
+
+
+PAGE_BYTES = 1 << 20  # what a student's value may make of any page, at most
+
+
+@pytest.mark.slow
+def test_a_huge_result_leaves_every_page_under_a_megabyte(by_make_grade, by_nbgrader):
+    """A function that returns 16 MB: each message shows the value's size and first entries
+    (never the value whole), on both ways in; the autograded notebook, the feedback page and the
+    class report each stay under 1 MB."""
+    for run in (by_make_grade, by_nbgrader):
+        course = run["course"]
+        pages = [course / "autograded" / "f_huge" / ASSIGNMENT / f"{FIRST}.ipynb",
+                 course / "feedback" / "f_huge" / ASSIGNMENT / f"{FIRST}.html",
+                 course / "reports" / "class-report.html"]
+        sizes = {page.relative_to(course).as_posix(): page.stat().st_size for page in pages}
+        assert max(sizes.values()) < PAGE_BYTES, sizes
+        feedback = html.unescape(pages[1].read_text())
+        assert "got a list of 2000000 items: [99, 99, 0, 0, 0, 0, ...]" in feedback
 
 
 @pytest.mark.slow

@@ -10,7 +10,6 @@ import re
 
 import pytest
 from conftest import ROOT
-from test_scan import REFLECTIVE
 
 from mlmcourse.build.samples import committed_verdicts, load_samples
 from mlmcourse.grader.verdict import Status
@@ -27,13 +26,11 @@ SAME_CAUSE = [
     ("test_forward_stable", {"wrong_log_of_softmax", "wrong_raw_exp"}),
     ("test_loss_token_mean", {"wrong_mean_all_tokens", "wrong_loss_own_mean_all_tokens"}),
     ("test_loss_token_mean", {"wrong_mean_of_means", "wrong_loss_own_mean_of_means"}),
-    ("test_no_library_losses", {"wrong_aten_cross_entropy", "wrong_saved_log_softmax"}),
     ("test_inputs_unchanged", {"wrong_mutates_input", "hostile_hides_mutation"}),
 ]
-# ... and samples whose causes differ on one check: a library loss called vs claims refused, and
-# two mistakes the check's message tells apart (issue 19: a message names its mistake).
-OTHER_CAUSE = [("test_no_library_losses", "wrong_aten_cross_entropy", "hostile_ops_recorder_off"),
-               ("test_labels", "wrong_labels_every_token", "wrong_labels_from_corrupted"),
+# ... and samples whose causes differ on one check: two mistakes the check's message tells apart
+# (issue 19: a message names its mistake).
+OTHER_CAUSE = [("test_labels", "wrong_labels_every_token", "wrong_labels_from_corrupted"),
                ("test_forward_token_mean", "wrong_mean_all_tokens", "wrong_mean_of_means")]
 COPIED_PAIR = {"copied_log_probs_a", "copied_log_probs_b"}
 
@@ -101,8 +98,8 @@ def test_samples_that_reach_past_their_answer_appear_under_incidents(report, sam
     assert len(tampering) >= 6
     flagged = {incident.student for incident in report.incidents if incident.kind == "unchecked"}
     assert tampering <= flagged
-    honest = {name for name in samples if name.startswith(("honest_", "wrong_"))} | {"reference"}
-    assert flagged & honest == REFLECTIVE  # reflection on purpose: full marks, noted
+    honest = {name for name in samples if name.startswith("honest_")} | {"reference"}
+    assert len(flagged & honest) * 20 <= len(honest)  # advice: everyday habits are no finding
     kinds = {(incident.student, incident.kind) for incident in report.incidents}
     assert ("hostile_hang", "timeout") in kinds
     assert ("hostile_segfault", "crash") in kinds
@@ -197,7 +194,7 @@ def test_changes_since_the_previous_grading(tmp_path, sample_class):
     regraded = copy.deepcopy(sample_class)
     submission = regraded.students["wrong_raw_exp"].submissions["02_stable_log_softmax"]
     fixed = [t for t in submission.tests if not t.passed]
-    submission.tests = [type(t)(t.grade_id, t.max_points, t.max_points, "", t.claim)
+    submission.tests = [type(t)(t.grade_id, t.max_points, t.max_points, "")
                         for t in submission.tests]
     submission.score = submission.max_score
     moved = changes(snapshot(sample_class), snapshot(regraded))

@@ -61,6 +61,34 @@ def cells_by_grade_id(nb: nbformat.NotebookNode) -> dict[str, nbformat.NotebookN
     return {grade_id(cell): cell for cell in nb.cells if grade_id(cell)}
 
 
+def layout_notes(nb: nbformat.NotebookNode, answer_ids: set[str] | None = None) -> list[str]:
+    """What the grader makes of answers laid out over several cells, in the words Validate and
+    the grading log show (none for the ordinary one cell per answer). The rule
+    (`mlmcourse.grader.rebuild.answer_cells`): every code cell nbgrader marks as an answer runs,
+    in the notebook's order, as Run All runs them; a Markdown cell runs nothing. `answer_ids`:
+    the notebook's own answers (the grader knows them from the course's source)."""
+    code: dict[str, int] = {}
+    text: list[str] = []
+    for cell in nb.get("cells", []):
+        gid = grade_id(cell) if isinstance(cell, dict) else None
+        if not isinstance(gid, str) or not (is_solution(cell) or gid in (answer_ids or ())):
+            continue
+        if cell.get("cell_type") == "code":
+            code[gid] = code.get(gid, 0) + 1
+        else:
+            text.append(gid)
+    notes = [f"{count} cells carry the answer id {gid!r}: the grader runs them all, in the "
+             "notebook's order, as Run All does (a name defined twice keeps its later definition)"
+             for gid, count in code.items() if count > 1]
+    notes += [f"a Markdown cell carries the answer id {gid!r}: the grader does not run it"
+              + ("" if gid in code else "; the answer counts as left blank")
+              for gid in dict.fromkeys(text) if gid in code or (answer_ids and gid in answer_ids)]
+    if answer_ids is not None:
+        notes += [f"the answer cell {gid!r} comes from another notebook: it runs as Run All runs "
+                  "it, and nothing is graded from it" for gid in code if gid not in answer_ids]
+    return notes
+
+
 def without_solution_markers(source: str) -> str:
     """The reference solution as a student would have typed it: marker lines dropped."""
     return "\n".join(line for line in source.split("\n") if not is_solution_marker(line))

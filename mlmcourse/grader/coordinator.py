@@ -53,9 +53,14 @@ from mlmcourse.grader.config import (
     tools_on_path,
     use_sandbox_mode,
 )
-from mlmcourse.grader.gradebook import apply_late_policy, record_student, record_verdict
+from mlmcourse.grader.gradebook import (
+    apply_late_policy,
+    record_student,
+    record_verdict,
+    submission_time,
+)
 from mlmcourse.grader.limits import CAPS, Limits
-from mlmcourse.grader.verdict import Status
+from mlmcourse.grader.verdict import Kind, Status
 
 COURSE_FILES = ("source",)  # what the engine reads of the course
 SCRATCH_NAME = b"[grading folder]"  # how autograded outputs name the task's scratch folder
@@ -308,14 +313,9 @@ def prepare_gradebook(config: GradingConfig) -> None:
 
 
 def submission_timestamp(root: Path, student: str):
-    """nbgrader's timestamp.txt of the submission, when there is one."""
-    from nbgrader.utils import parse_utc
-
-    path = root / "submitted" / student / ASSIGNMENT / "timestamp.txt"
-    try:
-        return parse_utc(path.read_text().strip()) if path.is_file() else None
-    except (ValueError, OSError):
-        return None
+    """When the student handed in (`gradebook.submission_time`: nbgrader's timestamp.txt, by the
+    rule every way in shares)."""
+    return submission_time(root / "submitted" / student / ASSIGNMENT)
 
 
 def portable_bytes(path: Path, scratch: Path) -> bytes:
@@ -476,9 +476,16 @@ def in_flight_limit(workers: int) -> int:
 
 
 def log_notes(outcome: Outcome) -> None:
-    """Tell the TA (stderr, the grading log) what the engine noted about a submission that wants
-    a look by hand: pasted answer cells, answers that do what the grader cannot check."""
+    """Tell the TA (stderr, the grading log) what the engine noted about a submission: what wants
+    a look by hand (answers that do what the grader cannot check), and how an answer laid out
+    over several cells was read (a note: nothing to do)."""
     for verdict in outcome.verdicts:
-        for incident in verdict.needs_a_look():
-            print(f"{outcome.student}/{verdict.notebook}: needs a look: {incident.kind.what}: "
-                  f"{incident.detail}", file=sys.stderr, flush=True)
+        for incident in verdict.incidents:
+            if incident.kind.needs_a_look:
+                said = f"needs a look: {incident.kind.what}"
+            elif incident.kind is Kind.PASTED:
+                said = "note"
+            else:
+                continue
+            print(f"{outcome.student}/{verdict.notebook}: {said}: {incident.detail}",
+                  file=sys.stderr, flush=True)

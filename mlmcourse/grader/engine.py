@@ -29,8 +29,8 @@ How a notebook is graded:
 3. Each graded cell scores its points when it ran and raised no error
    (:func:`mlmcourse.grader.verdict.failure_of`); output on stderr costs nothing. Before the
    notebook runs, the trusted scan (:mod:`mlmcourse.grader.scan`) reads the answer cells for
-   what the grader cannot check: a finding costs no point, it is an incident that marks the
-   checks resting on the student process's report for a TA's look.
+   what the grader cannot check: a finding costs no point and moves none (every check reads
+   only what the trusted side saw); it is a note for the TA.
 
 So an input transformer, a patched ``torch.equal`` or ``AssertionError``, an overridden
 ``showtraceback``, edited or deleted tests and reads or writes of the gradebook all happen (if at
@@ -62,18 +62,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlmcourse.course import nbio
-from mlmcourse.course.cells import grade_id, has_tag, is_graded, is_solution, points
+from mlmcourse.course.cells import grade_id, is_graded, is_solution, points
 from mlmcourse.course.layout import ASSIGNMENT
 
-from .limits import Limits
+from .limits import CAPS, Limits
 from .rebuild import (
     cells_to_run,
     copy_submission,
+    layout_note,
     read_submitted_notebook,
-    repeated_note,
     trusted_notebooks,
 )
-from .scan import CLAIMS_TAG, scan_cells
+from .scan import asks_for_loss_by_hand, scan_cells
 from .slicing import skip_unneeded
 from .verdict import Check, Incident, Kind, Status, Verdict, failure_of, unanswered
 
@@ -340,17 +340,50 @@ def checks_of(graded, executed, stopped: dict[int, str]) -> list[Check]:
     """Copy the outputs of the executed notebook into the one handed back; one `Check` per
     graded cell (`stopped`: the message of the cell the run was stopped in, by index)."""
     checks = []
+    budget = [CAPS.trusted_notebook_chars]
     for index, (shown, ran) in enumerate(zip(graded.cells, executed.cells, strict=False)):
         if shown.cell_type == "code":
-            shown.outputs = nbio.merge_streams(ran.get("outputs", []))
+            shown.outputs = bounded(nbio.merge_streams(ran.get("outputs", [])), budget)
             shown.execution_count = ran.get("execution_count")
         if is_graded(shown):
             full = points(shown)
             message = stopped.get(index) or failure_of(shown)
-            checks.append(Check(grade_id(shown) or "", 0.0 if message else full, full, message,
-                                has_tag(shown, CLAIMS_TAG)))
+            checks.append(Check(grade_id(shown) or "", 0.0 if message else full, full, message))
         nbio.strip_execution_metadata(shown)
     return checks
+
+
+TEXT_DATA = ("text/plain", "text/markdown", "text/latex")  # a figure's text/html is its picture
+
+
+def bounded(outputs: list, budget: list[int]) -> list:
+    """The trusted kernel's outputs as the autograded notebook keeps them: each text at most
+    `CAPS.trusted_text_chars`, one notebook's in all at most `CAPS.trusted_notebook_chars` (past
+    that, each keeps its first `CAPS.error_headline_chars`). A test may build its message from
+    whatever the student's function returned; the notebook, the verdict's messages, the feedback
+    and the class report stay small all the same. `budget`: [characters left]."""
+    for output in outputs:
+        kind = output.get("output_type")
+        if kind == "stream":
+            output["text"] = _cut(output.get("text"), budget)
+        elif kind == "error":
+            output["evalue"] = _cut(output.get("evalue"), budget)
+            output["traceback"] = [_cut(line, budget) for line in output.get("traceback", [])]
+        elif kind in ("execute_result", "display_data"):
+            data = output.get("data", {})
+            for mime in TEXT_DATA:
+                if mime in data:
+                    data[mime] = _cut(data[mime], budget)
+    return outputs
+
+
+def _cut(text, budget: list[int]) -> str:
+    text = "".join(text) if isinstance(text, list) else str(text or "")
+    cap = min(CAPS.trusted_text_chars, max(budget[0], CAPS.error_headline_chars))
+    if len(text) > cap:
+        text = f"{text[:cap]}\n... ({len(text) - cap} more characters not kept)"
+    budget[0] -= len(text)
+    return text
 
 
 def status_of(run_status: Status, incidents: list[Incident]) -> Status:
@@ -393,15 +426,16 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     incidents_path(course, name).unlink(missing_ok=True)  # a retry starts with a clean log
     # Read on the trusted side, before the student's code runs: what can the grader not check?
     scanned = time.monotonic()
-    findings = scan_cells(cells_to_run(name, source_nb, student_nb)[0])
+    findings = scan_cells(cells_to_run(name, source_nb, student_nb)[0],
+                          library_rule=asks_for_loss_by_hand(source_nb))
     run = run_trusted(executed, run_dir, config_path, limits, time.monotonic() - scanned)
     checks = checks_of(graded, executed, run.stopped)
     incidents = read_incidents(incidents_path(course, name))
     if findings:
         incidents.append(Incident(Kind.UNCHECKED, "; ".join(map(str, findings[:3]))))
-    pasted = repeated_note(student_nb)
-    if pasted:
-        incidents.append(Incident(Kind.PASTED, pasted))
+    layout = layout_note(student_nb, source_nb)
+    if layout:
+        incidents.append(Incident(Kind.PASTED, layout))
     status = status_of(run.status, incidents)
     if status is Status.ERROR and run.status is Status.OK:
         log.warning("%s/%s: the setup cell failed in the student process: %s", student, name,
@@ -426,7 +460,7 @@ def missing_verdict(name: str, source_nb, handed_in: bool, status: Status = Stat
     if not why:
         why = (f"{name}.ipynb could not be read as a notebook" if handed_in
                else f"{name}.ipynb was not submitted")
-    checks = [Check(grade_id(c) or "", 0.0, points(c), why, has_tag(c, CLAIMS_TAG))
+    checks = [Check(grade_id(c) or "", 0.0, points(c), why)
               for c in source_nb.cells if is_graded(c)]
     incidents = [Incident(Kind.UNREADABLE, why)] if handed_in and status is Status.MISSING \
         else []

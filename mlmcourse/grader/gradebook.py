@@ -12,11 +12,53 @@ with the course's policy, applied here on both paths and kept in the verdict.
 
 from __future__ import annotations
 
+import logging
+import stat
 import warnings
+from datetime import UTC, datetime
+from pathlib import Path
 
 from mlmcourse.course.layout import ASSIGNMENT
 
 from .verdict import NO_RESPONSE, Verdict
+
+TIMESTAMP_FILE = "timestamp.txt"  # nbgrader's: when the student submitted
+_TIMESTAMP_BYTES = 1000  # a time is a line; a bigger file is not one
+log = logging.getLogger("mlmcourse.grader.gradebook")
+
+
+def submission_time(folder: Path, logger: logging.Logger | logging.LoggerAdapter = log
+                    ) -> datetime | None:
+    """When the submission in `folder` was handed in, by one rule on every way in (`make grade`
+    and `nbgrader autograde`, whose own reading fails the class on a bad file): the time in
+    nbgrader's timestamp.txt (naive UTC, as nbgrader keeps it); None when there is no such file
+    (on time: nbgrader's own rule). A timestamp.txt that is empty, not a regular file, unreadable
+    or not a time counts as handed in when it was last written (its modification time, never
+    earlier than the submission), and the log says so: a broken file never makes a late
+    submission count as on time, and never stops the class."""
+    path = Path(folder) / TIMESTAMP_FILE
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    text = ""
+    if stat.S_ISREG(info.st_mode) and info.st_size <= _TIMESTAMP_BYTES:
+        try:
+            text = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            text = ""
+    if text:
+        from nbgrader.utils import parse_utc
+
+        try:
+            return parse_utc(text)
+        except (ValueError, OverflowError, TypeError, AttributeError):
+            pass
+    written = datetime.fromtimestamp(info.st_mtime, UTC).replace(tzinfo=None)
+    logger.warning("%s does not hold a time nbgrader can read (%r); the submission counts as "
+                   "handed in when the file was last written, %s UTC", path, text[:80],
+                   written.isoformat(sep=" ", timespec="seconds"))
+    return written
 
 
 def record_student(gradebook, student: str, timestamp=None) -> None:

@@ -84,21 +84,13 @@ def autograde(
 
 
 def needs_a_look(outcome: coordinator.ClassOutcome) -> list[str]:
-    """One line per incident a TA should look at by hand (`verdict.Kind.needs_a_look`), with
-    the points that rest on the student's process's report where there are some."""
+    """One line per incident a TA should look at by hand (`verdict.Kind.needs_a_look`)."""
     lines = []
     for student, done in sorted(outcome.outcomes.items()):
         for verdict in done.verdicts:
             for incident in verdict.needs_a_look():
                 lines.append(f"{student} / {verdict.notebook}: {incident.kind.what}: "
                              f"{incident.detail}")
-            stake = verdict.at_stake()
-            if stake:
-                points = sum(check.points for check in stake)
-                lines.append(f"{student} / {verdict.notebook}: {_fmt(points)} points rest on "
-                             f"what the student's process reported "
-                             f"({', '.join(c.grade_id for c in stake)}): marked for manual "
-                             "grading in the formgrader")
     return lines
 
 

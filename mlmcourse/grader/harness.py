@@ -91,13 +91,15 @@ class Harness:
                 raise_from_sandbox(type(err)(f"{err}"))
         if client.ready is None:
             return
-        for cell in client.ready.get("cells", []):
-            if cell.get("grade_id") == grade_id:
-                show_output(cell)
-                if cell.get("error"):
-                    self.bind(client, grade_id)
-                    raise_from_sandbox(decode_error(cell["error"], f"cell {grade_id}"))
+        # Each part of the answer (a split cell, a kept copy) in order; the first error shows
+        # after every part's output, as the names the answer binds are bound.
+        parts = [cell for cell in client.ready.get("cells", []) if cell.get("grade_id") == grade_id]
+        for cell in parts:
+            show_output(cell)
         self.bind(client, grade_id)
+        errors = [cell["error"] for cell in parts if cell.get("error")]
+        if errors:
+            raise_from_sandbox(decode_error(errors[0], f"cell {grade_id}"))
 
     def bind_unavailable(self, grade_id: str, err: Exception) -> None:
         """The student's cells could not be run at all: each name the cell would bind raises

@@ -98,13 +98,16 @@ class Caps:
     notebook_output_chars: int = 200_000  # the student's output shown in one notebook, in all
     error_headline_chars: int = 200  # of an error's message, shown even past that budget
     feedback_output_chars: int = 4_000  # of one text output, in the feedback page
+    # What the autograded notebook keeps of the trusted kernel's text outputs (a test's message,
+    # a print, a traceback line), which a test may build from whatever a student's function
+    # returned: each text, and all of one notebook's (past that, each keeps its headline).
+    trusted_text_chars: int = 20_000
+    trusted_notebook_chars: int = 400_000
+    message_chars: int = 2_000  # of a check's message in the verdict (the feedback, the report)
     request_header_bytes: int = 16 << 20  # a request (the cells of every notebook travel in one)
     reply_header_bytes: int = 4 << 20  # a student process's reply header (honest: far smaller)
     notebook_bytes: int = 32 << 20  # a submitted notebook file: a larger one is not read
-    recorded_ops: int = 512  # operator names one call or backward reports
-    op_name_chars: int = 200  # the longest operator name kept
     scanned_chars: int = 1_000_000  # of a notebook's answer cells, read by the trusted scan
-    scanned_magics: int = 64  # magic and ! lines of one cell the scan reads through IPython
     scan_seconds: float = 10.0  # the trusted scan of one notebook (charged to its time cap)
 
 

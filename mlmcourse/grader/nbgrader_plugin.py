@@ -17,11 +17,13 @@ too: notebook 04 imports the student's earlier answers), both from nbgrader's ow
 scratch folder, removed afterwards. Its limits and sandbox mode are the course's `c.Grading`
 settings (`grader.config.grading_settings`), the same `make grade` and `make check` read.
 
-Two more pieces make nbgrader resolve a submission as the engine does (nbgrader_config.py names
-them): `LastCopyOfEachCell` in place of nbgrader's `DeduplicateIds` (a pasted answer cell: the
-last copy counts, and the assignment is graded instead of failed), and `SubmissionExporter` (a
-notebook that cannot be read is graded as not handed in, and the student's other notebooks are
-graded, instead of the whole submission failing).
+Three more pieces make nbgrader resolve a submission as the engine does (nbgrader_config.py names
+them): `LastCopyOfEachCell` in place of nbgrader's `DeduplicateIds` (a split or pasted answer
+cell: the assignment is graded instead of failed; the engine runs every copy in order),
+`SourceOverwriteCells` (an answer cell pasted from another notebook is a plain cell, not a
+failed assignment) and `SubmissionExporter` (a notebook that cannot be read is graded as not
+handed in, and the student's other notebooks are graded, instead of the whole submission
+failing).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
 from mlmcourse.course import nbio
-from mlmcourse.course.cells import grade_id
+from mlmcourse.course.cells import grade_id, layout_notes
 from mlmcourse.course.headings import check_headings
 from mlmcourse.course.layout import ASSIGNMENT
 
@@ -44,8 +46,8 @@ from .config import grading_settings
 from .coordinator import as_recorded, portable_bytes
 from .dialog import quiet_capture, quiet_dialog, summary_line
 from .engine import autograded_path, grade_submission
-from .gradebook import apply_late_policy, record_verdict
-from .rebuild import repeated_note, student_cells, trusted_notebooks
+from .gradebook import apply_late_policy, record_verdict, submission_time
+from .rebuild import trusted_notebooks
 from .verdict import Status, Verdict, verdict_of
 
 LOG_FILE = "mlmcourse_log_file"  # where EngineExecute tells SaveVerdict the full log went
@@ -148,19 +150,19 @@ def graded_notebook(verdict: Verdict, root: Path, scratch: Path,
 
 
 class LastCopyOfEachCell(NbGraderPreprocessor):
-    """nbgrader's `DeduplicateIds`, with the engine's rule and without failing the class.
+    """nbgrader's `DeduplicateIds`, without failing the class.
 
-    A cell pasted in JupyterLab keeps its nbgrader metadata, so a submitted notebook may hold two
-    cells with one grade_id. nbgrader's DeduplicateIds keeps the last copy but leaves the others
-    with empty metadata, which its own CheckCellMetadata then takes for an old format: the
+    JupyterLab's Split Cell and copy and paste keep a cell's nbgrader metadata, so a submitted
+    notebook may hold several cells with one grade_id. nbgrader's DeduplicateIds leaves all but
+    one with empty metadata, which its own CheckCellMetadata then takes for an old format: the
     student's assignment fails, and `nbgrader autograde` stops the whole class there. Here the
-    earlier copies lose their nbgrader metadata altogether (they become plain cells, which
-    nbgrader leaves alone), so the last copy is the one nbgrader records, as the engine grades it
-    (`rebuild.student_cells`); the grading log names the pasted cells. A cell whose nbgrader
-    metadata nbgrader cannot read (another schema version, a broken field) likewise becomes a
-    plain cell here instead of stopping the class: the score comes from the engine, which reads
-    the submitted file itself. The submitted file is never changed (this works on nbgrader's copy).
-    """
+    other copies lose their nbgrader metadata altogether (they become plain cells, which nbgrader
+    leaves alone) in nbgrader's working copy, which only carries the gradebook's bookkeeping: the
+    score comes from the engine, which reads the submitted file itself and runs every code
+    answer cell in order (`rebuild.answer_cells`); the grading log says how it read the layout
+    (`course.cells.layout_notes`). A cell whose nbgrader metadata nbgrader cannot read (another
+    schema version, a broken field) likewise becomes a plain cell here instead of stopping the
+    class. The submitted file is never changed (this works on nbgrader's copy)."""
 
     def preprocess(self, nb: nbformat.NotebookNode, resources: dict
                    ) -> tuple[nbformat.NotebookNode, dict]:
@@ -168,17 +170,17 @@ class LastCopyOfEachCell(NbGraderPreprocessor):
         from nbgrader.nbgraderformat import MetadataValidator
 
         where = _where(resources)
-        note = repeated_note(nb)
-        if note:
+        for note in layout_notes(nb):
             self.log.warning("%s: %s", where, note)
-        kept = {id(cell) for cell in student_cells(nb).values()}
+        kept = {id(cell) for cell in {grade_id(cell): cell for cell in nb.cells
+                                      if grade_id(cell) is not None}.values()}
         validator = MetadataValidator()
         for cell in nb.cells:
             meta = cell.get("metadata", {})
             if "nbgrader" not in meta:
                 continue
             if grade_id(cell) is not None and id(cell) not in kept:
-                del meta["nbgrader"]  # an earlier copy of a pasted cell
+                del meta["nbgrader"]  # another copy of the same id
                 continue
             try:
                 validator.validate_cell(cell)
@@ -220,9 +222,40 @@ class SourceOverwriteCells(OverwriteCells):
     The engine grades the source's cells whatever the submission holds, so that difference
     goes to the full log at DEBUG; other changes (a cell's type, its points) stay warnings."""
 
+    def preprocess_cell(self, cell, resources, cell_index):
+        """A cell whose grade_id this notebook does not have (an answer cell pasted from another
+        notebook) becomes a plain cell in nbgrader's copy: nbgrader's own OverwriteCells drops
+        its grade_id only, and its CheckCellMetadata then fails the student's whole assignment.
+        The engine runs it as Run All does and grades nothing from it (`rebuild.answer_cells`)."""
+        gid = grade_id(cell)
+        if gid is not None:
+            try:
+                self.gradebook.find_source_cell(gid, self.notebook_id, self.assignment_id)
+            except MissingEntry:
+                self.log.warning("%s: the cell %r is not one of this notebook's; it is treated "
+                                 "as a plain cell", _where(resources), gid)
+                del cell.metadata["nbgrader"]
+                return cell, resources
+        return super().preprocess_cell(cell, resources, cell_index)
+
     def report_change(self, name: str, attr: str, old, new) -> None:
         if attr == "checksum":
             self.log.debug("cell %s: the submitted copy differs from the source (its hidden "
                            "tests, or an edit); the source's text is what is graded", name)
             return
         super().report_change(name, attr, old, new)
+
+
+# ---- the submission's time -------------------------------------------------------------------
+
+
+def _existing_timestamp(coursedir: CourseDirectory, dest_path: str):
+    """nbgrader's `CourseDirectory.get_existing_timestamp` by the course's rule
+    (`gradebook.submission_time`): nbgrader's own fails the whole class on a timestamp.txt that
+    is not a time (it calls a `fail` that CourseDirectory does not have) and counts an empty one
+    as on time. nbgrader has no setting for it, so the method is replaced when nbgrader loads
+    this module (nbgrader_config.py names its classes, before any submission is read)."""
+    return submission_time(Path(dest_path), coursedir.log)
+
+
+CourseDirectory.get_existing_timestamp = _existing_timestamp

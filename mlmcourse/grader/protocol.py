@@ -10,15 +10,16 @@ as the student's process failing (`check_reply`), whatever it printed.
 
 Replies (student process -> trusted), with the fields `REPLY_FIELDS` gives them: ``ready`` (each
 cell's output and error, the names the cells bound), ``result`` (how to rebuild the results from the
-blob: the tree, outputs that are views of an input, the handle of their graph), ``grads``, ``error``
+blob: the tree, which outputs are differentiable, the handle of their graph), ``grads``, ``error``
 (the student's exception, `error_info`). Every reply carries what the code printed (``stdout``,
-``stderr``) and, when the test asked, the operators the code dispatched (``ops``).
+``stderr``).
 
-What a reply says about the call (which operators ran, which outputs are views of an input, the
-global random state after it) is the student process's claim: the student's code runs in that
-process and can change what it says. How the trusted side uses each claim is in the README's threat
-model. The student process imports this module, :mod:`mlmcourse.grader.codec` and the cell runner;
-nothing of the trusted side imports the student process.
+What a reply says about the call (which outputs are differentiable, whether the global
+generator moved: a yes or no, never its state) is the student process's claim:
+the student's code runs in that process and can change what it says. How the trusted side uses
+each claim is in the README's threat model. The student process imports this module,
+:mod:`mlmcourse.grader.codec` and the cell runner; nothing of the trusted side imports the
+student process.
 """
 
 from __future__ import annotations
@@ -33,9 +34,6 @@ from .limits import CAPS
 __all__ = ["REPLIES", "ChannelClosed", "check_reply", "error_info", "recv_msg", "send_msg"]
 
 INIT, CALL, BACKWARD, RELEASE, EXIT = "init", "call", "backward", "release", "exit"
-# Said among a call's operators when a tensor subclass of the student's handled one: what it
-# runs then, the recorder does not see.
-SUBCLASS_DISPATCH = "<a tensor subclass dispatched this operator itself>"
 READY, RESULT, GRADS, ERROR = "ready", "result", "grads", "error"
 
 # The replies each request allows.
@@ -45,11 +43,11 @@ REPLIES: dict[str, tuple[str, ...]] = {
     BACKWARD: (GRADS, ERROR),
 }
 
-_TEXT = {"stdout": str, "stderr": str, "ops": list}
+_TEXT = {"stdout": str, "stderr": str}
 # The fields of each reply and their JSON kinds (int for a handle may also be None).
 REPLY_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
     READY: {"cells": (list,), "names": (dict,)},
-    RESULT: {"spec": (list,), "aliases": (dict,), "diff": (list,), "grad_leaf": (list,),
+    RESULT: {"spec": (list,), "diff": (list,), "grad_leaf": (list,),
              "handle": (int, type(None))},
     GRADS: {},
     ERROR: {"error": (dict,)},

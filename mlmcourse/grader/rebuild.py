@@ -2,11 +2,12 @@
 
 The engine (:mod:`mlmcourse.grader.engine`) grades a notebook rebuilt from the instructor's
 ``source/`` notebook: every locked cell, demo and hidden test comes from there. From the
-student's notebook only the solution cells are taken, matched by ``grade_id`` (a missing one
-becomes the release stub, :func:`mlmcourse.course.cells.release_stub`, that raises
-``NotImplementedError``); every other change the student made to the file -- edited, deleted or
-added cells, metadata -- is ignored. Two notebooks come out of one rebuild: the one the trusted
-kernel runs (each code answer replaced by ``__mlm_grader__.solution_cell(GRADE_ID)``, see
+student's notebook only the code answer cells are taken, in the notebook's order, every cell
+nbgrader marks as an answer (:func:`answer_cells`: a split answer or a pasted copy runs as Run All
+ran it; a missing answer becomes the release stub, :func:`mlmcourse.course.cells.release_stub`,
+that raises ``NotImplementedError``); every other change the student made to the file -- edited,
+deleted or added cells, metadata -- is ignored. Two notebooks come out of one rebuild: the one the
+trusted kernel runs (each code answer replaced by ``__mlm_grader__.solution_cell(GRADE_ID)``, see
 :mod:`mlmcourse.grader.harness`) and the one handed back, which shows the student's answers.
 What a student process runs (:func:`cells_to_run`) is the source's ``setup`` cell and those answers.
 
@@ -29,6 +30,7 @@ from mlmcourse.course.cells import (
     SETUP_GRADE_ID,
     grade_id,
     is_solution,
+    layout_notes,
     release_stub,
     source_text,
 )
@@ -121,82 +123,86 @@ def defined_names(source: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def student_cells(student_nb: nbformat.NotebookNode | None) -> dict[str, nbformat.NotebookNode]:
-    """The student's cells that may replace a solution cell: the LAST cell of each grade_id.
+def answer_cells(student_nb: nbformat.NotebookNode | None,
+                 answer_ids: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """(grade_id, source) of each code cell of the student's notebook that nbgrader marks as an
+    answer or that carries one of the notebook's `answer_ids`, in the notebook's order.
 
-    One rule on every path, nbgrader's: a cell pasted in JupyterLab keeps its nbgrader metadata,
-    so a notebook may hold two cells with one grade_id; the kernel ran the later one last, and
-    nbgrader's DeduplicateIds keeps the later one (`nbgrader_plugin.LastCopyOfEachCell` applies
-    this same rule where nbgrader sanitizes a submission)."""
-    found: dict[str, nbformat.NotebookNode] = {}
-    if student_nb is None:
-        return found
-    for cell in student_nb.get("cells", []):
+    The layout rule, one for every way in (`course.cells.layout_notes` words it for Validate and
+    the grading log): these cells run as Run All runs them. JupyterLab's Split Cell and copy and
+    paste keep a cell's nbgrader metadata, so one answer may span several cells (a split answer),
+    come twice (an old attempt kept above the new one, which the later copy redefines) or come
+    from another notebook (it runs, as in the kernel, and nothing is graded from it); a Markdown
+    cell that carries an answer's id (an old attempt kept as text) runs nothing."""
+    own = set(answer_ids)
+    found = []
+    for cell in (student_nb or {}).get("cells", []):
         try:
-            gid = grade_id(cell)
-        except AttributeError:
+            gid, code = grade_id(cell), cell.get("cell_type") == "code"
+            answer = is_solution(cell) or gid in own
+        except (AttributeError, TypeError):
             continue
-        if isinstance(gid, str):
-            found[gid] = cell
+        if isinstance(gid, str) and code and answer:
+            found.append((gid, source_text(cell.get("source"))))
     return found
 
 
-def repeated_cells(student_nb: nbformat.NotebookNode | None) -> dict[str, int]:
-    """{grade_id: how many cells carry it} for each grade_id the student's notebook holds more
-    than once (a pasted cell): the grading log names them; `student_cells` takes the last."""
-    counts: dict[str, int] = {}
-    for cell in (student_nb or {}).get("cells", []):
-        try:
-            gid = grade_id(cell)
-        except AttributeError:
-            continue
-        if isinstance(gid, str):
-            counts[gid] = counts.get(gid, 0) + 1
-    return {gid: count for gid, count in counts.items() if count > 1}
+def answer_ids_of(source_nb: nbformat.NotebookNode) -> set[str]:
+    return {grade_id(cell) for cell in source_nb.cells if is_solution(cell)}
 
 
-def repeated_note(student_nb: nbformat.NotebookNode | None) -> str:
-    """One line for the TA about pasted cells ('' when there are none)."""
-    repeated = repeated_cells(student_nb)
-    if not repeated:
-        return ""
-    listed = ", ".join(f"{gid!r} ({count} copies)" for gid, count in sorted(repeated.items()))
-    return f"cells pasted with their nbgrader id: {listed}; the last copy of each was graded"
+def answer_parts(student_nb: nbformat.NotebookNode | None,
+                 answer_ids: Iterable[str] = ()) -> dict[str, list[str]]:
+    """{grade_id: the source of each code answer cell carrying it, in order} (`answer_cells`)."""
+    parts: dict[str, list[str]] = {}
+    for gid, source in answer_cells(student_nb, answer_ids):
+        parts.setdefault(gid, []).append(source)
+    return parts
+
+
+def layout_note(student_nb: nbformat.NotebookNode | None,
+                source_nb: nbformat.NotebookNode) -> str:
+    """One line for the TA about answers laid out over several cells ('' when there is none)."""
+    return "; ".join(layout_notes(student_nb, answer_ids_of(source_nb)))
 
 
 def cells_to_run(name: str, source_nb: nbformat.NotebookNode,
                  student_nb: nbformat.NotebookNode | None
                  ) -> tuple[list[dict], dict[str, list[str]]]:
-    """The cells a student process runs for notebook `name` (source setup + student solutions),
-    and the names each solution cell binds in the trusted kernel (those of the reference
-    solution)."""
-    theirs = student_cells(student_nb)
-    cells, bindings = [], {}
+    """The cells a student process runs for notebook `name`: the source's setup cell, the
+    student's code answer cells in their notebook's order (`answer_cells`), then the release's
+    stub of each answer the notebook lacks; and the names each of the source's solution cells
+    binds in the trusted kernel (those of the reference solution)."""
+    cells = [_to_run(name, SETUP_GRADE_ID, cell.source) for cell in source_nb.cells
+             if cell.cell_type == "code" and grade_id(cell) == SETUP_GRADE_ID
+             and not is_solution(cell)]
+    parts: dict[str, int] = {}
+    for gid, source in answer_cells(student_nb, answer_ids_of(source_nb)):
+        parts[gid] = parts.get(gid, 0) + 1
+        cells.append(_to_run(name, gid, source, parts[gid]))
+    bindings = {}
     for cell in source_nb.cells:
-        gid = grade_id(cell)
-        if cell.cell_type != "code":
-            continue
-        if gid == SETUP_GRADE_ID and not is_solution(cell):
-            source = cell.source
-        elif is_solution(cell):
-            mine = theirs.get(gid)
-            if mine is not None and mine.get("cell_type") == "code":
-                source = source_text(mine.get("source"))
-            else:
-                source = release_stub(cell.source)
+        if cell.cell_type == "code" and is_solution(cell):
+            gid = grade_id(cell)
             bindings[gid] = defined_names(cell.source)
-        else:
-            continue
-        cells.append({"grade_id": gid, "source": source,
-                      "filename": f"<{name}.ipynb: cell {gid}>"})
+            if gid not in parts:
+                cells.append(_to_run(name, gid, release_stub(cell.source)))
     return cells, bindings
+
+
+def _to_run(name: str, gid: str, source: str, part: int = 1) -> dict:
+    where = f"cell {gid}" if part == 1 else f"cell {gid}, part {part}"
+    return {"grade_id": gid, "source": source, "filename": f"<{name}.ipynb: {where}>"}
 
 
 def trusted_notebooks(source_nb: nbformat.NotebookNode,
                       student_nb: nbformat.NotebookNode | None
                       ) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode]:
     """(graded, executed): the notebook to hand back and the one the trusted kernel runs."""
-    theirs = student_cells(student_nb)
+    theirs = answer_parts(student_nb, answer_ids_of(source_nb))
+    texts = {grade_id(cell): source_text(cell.get("source"))  # a written answer: its last copy
+             for cell in (student_nb or {}).get("cells", [])
+             if cell.get("cell_type") == "markdown" and is_solution(cell)}
     graded = copy.deepcopy(source_nb)
     for cell in graded.cells:
         if cell.cell_type == "code":
@@ -207,9 +213,10 @@ def trusted_notebooks(source_nb: nbformat.NotebookNode,
         if not is_solution(shown):
             continue
         gid = grade_id(shown)
-        mine = theirs.get(gid)
-        if mine is not None and mine.get("cell_type") == shown.cell_type:
-            shown.source = source_text(mine.get("source"))
+        if shown.cell_type == "code" and gid in theirs:
+            shown.source = "\n\n".join(theirs[gid])  # a split answer: its parts, in order
+        elif shown.cell_type != "code" and gid in texts:
+            shown.source = texts[gid]
         else:
             shown.source = release_stub(shown.source, shown.cell_type)
         if shown.cell_type == "code":

@@ -13,24 +13,18 @@ memory both sides map (:mod:`mlmcourse.grader.shared_inputs`). Student process -
 results (plain tensors, numbers, strings, containers -- never pickle, never code). What the call
 did to its inputs is seen here: bytes the student's code wrote into the shared arguments are
 written back into the caller's tensor (the trusted side's own observation). What the student
-process says besides (an output that is a view of an input becomes the same view of the caller's
-tensor; a ``torch.Generator`` argument comes back advanced; the global random state after the
-call) is its claim, taken as it is: where the trusted side's scan of the answers
-(:mod:`mlmcourse.grader.scan`) finds what the grader cannot check, the checks that rest on a claim
-are marked for the TA's look. Outputs that require grad are returned through a trusted
+process says besides (a ``torch.Generator`` argument comes back advanced, as a value the call
+returns; whether the code moved the global
+random generator, answered by one draw from the trusted kernel's own generator, never by the
+student process's state) is its claim, taken as it is; no point rests on a claim (an output
+that is a view of an input comes back as a copy: which memory it shares lives only in the student's
+process). Outputs that require grad are returned through a trusted
 ``torch.autograd.Function`` whose backward asks the student process for the gradients
 (``torch.autograd.grad`` over the student's graph, so a hand-written ``backward`` runs there). An
 exception is re-raised with the builtin type it derives from and its message; the student's
 traceback is attached as a note. A student process that dies or overruns its time raises
 ``StudentCodeCrashed`` / ``StudentCodeTimeout`` in the test cell that called it, and is started
 afresh for the next call.
-
-A test may watch the operators the student's code dispatches, whatever names it calls them by: a
-``TorchDispatchMode`` active in the trusted kernel that has a method ``record_remote(op_names)``.
-Such a mode sees nothing of the student process, so while one is active a call (and the backward of
-its result) asks the student process to record the aten operators it dispatched (``record_ops``);
-the names come back as a capped list of plain strings, and each watching mode's ``record_remote``
-gets them. With no mode active a call sends and does nothing more.
 
 Every reply is checked against the replies its request allows (`protocol.check_reply`): any
 other is the student's process failing, and what it printed is not shown. Everything shown is
@@ -52,13 +46,11 @@ from mlmcourse.course.cells import SETUP_GRADE_ID
 
 from . import protocol
 from .codec import (
-    DTYPES,
     flatten,
     pack_tree,
     unflatten,
     unpack_reply,
     valid_indices,
-    view_fits,
 )
 from .errors import (
     StudentCodeCrashed,
@@ -113,36 +105,6 @@ class Session:
                 handle.write(json.dumps({"kind": str(kind), "detail": detail}) + "\n")
 
 
-def op_watchers() -> list:
-    """The test's active dispatch modes that want the operators run in the student process."""
-    import torch
-
-    if not torch._C._len_torch_dispatch_stack():  # the usual call: no mode, nothing to ask
-        return []
-    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
-
-    return [mode for mode in _get_current_dispatch_mode_stack()
-            if callable(getattr(mode, "record_remote", None))]
-
-
-def report_ops(watchers: list, header: dict, session: Session, target: str) -> None:
-    """Hand the operator names of the student process's reply to the watching modes: plain
-    strings only, deduplicated, capped (the reply comes from the student's process). A tensor
-    subclass that dispatched operators itself is an incident: the recorder did not see what it
-    ran."""
-    if not watchers:
-        return
-    sent = header.get("ops")
-    names = [name for name in sent[:CAPS.recorded_ops] if type(name) is str
-             and 0 < len(name) <= CAPS.op_name_chars] if type(sent) is list else []
-    names = list(dict.fromkeys(names))
-    if protocol.SUBCLASS_DISPATCH in names:
-        session.incident(Kind.UNCHECKED, f"{target}: a tensor subclass of the answer's "
-                         "dispatched operators itself (what it ran, the recorder did not see)")
-    for mode in watchers:
-        mode.record_remote(list(names))
-
-
 def show_output(header: dict) -> None:
     """Print what the student's code printed; its stderr as a note (it costs no points)."""
     out, err = str(header.get("stdout") or ""), str(header.get("stderr") or "")
@@ -170,7 +132,7 @@ class StudentProcess:
         self.start_failures = 0
         self.generation = 0
         self.pending_release: list[int] = []
-        self.rng = None  # the global RNG state the student process holds, when known
+        self.rng = None  # the trusted kernel's global RNG state last sent there, when known
 
     # -- life -----------------------------------------------------------------------------
     def alive(self) -> bool:
@@ -361,14 +323,11 @@ class StudentProcess:
             blob = pack_tree({"leaves": sent, "rng": rng if changed else None}, allow_pickle=True)
         except Exception as err:  # noqa: BLE001
             raise_from_sandbox(TypeError(f"cannot pass these arguments to {target}: {err}"))
-        watchers = op_watchers()
         request = {
             "op": protocol.CALL, "target": target, "spec": spec, "tensors": tensors, "grad": grad,
             "dtype": str(torch.get_default_dtype()), "grad_enabled": torch.is_grad_enabled(),
             "shared": len(blob),
         }
-        if watchers:
-            request["record_ops"] = True
         arguments = SharedArguments(blob)
         try:
             started = time.monotonic()
@@ -395,35 +354,24 @@ class StudentProcess:
                 f"{target}: malformed reply from the student process"))
         self.rng = rng
         self.apply_claims(leaves, back)
-        report_ops(watchers, header, session, target)  # a mode may fail the test here: last
         if header["op"] == protocol.ERROR:
             raise_from_sandbox(decode_error(header.get("error", {}), target))
         return self.rebuild(header, back, leaves, tensors, target)
 
     def apply_claims(self, leaves: list, back: dict) -> None:
         """What the student process says the call did besides its results and the bytes it wrote:
-        the inputs it pointed elsewhere (`set_`, `resize_`...), the global random state it left,
-        and how far each `torch.Generator` argument advanced (the student process's claims)."""
+        whether it moved the global random state, and how far each `torch.Generator` argument
+        advanced. An input repointed in that process (`set_`, `resize_`) writes no byte the
+        trusted side sees, and the student process's word for it would be a claim: not taken."""
         import torch
 
-        rebound = back.get("rebound")
-        for index, value in (rebound.items() if isinstance(rebound, dict) else ()):
-            caller = leaves[index] if isinstance(index, int) and 0 <= index < len(leaves) else None
-            if isinstance(caller, torch.Tensor) and isinstance(value, torch.Tensor) \
-                    and value.dtype == caller.dtype:
-                try:
-                    with torch.no_grad():
-                        caller.set_(value.to(caller.device))
-                except RuntimeError:
-                    pass
-
-        rng = back.get("rng")
-        if isinstance(rng, torch.Tensor) and rng.dtype == torch.uint8:
-            try:
-                torch.set_rng_state(rng)
-                self.rng = rng
-            except RuntimeError:
-                pass
+        if back.get("rng_moved") is True:
+            # The code drew from (or seeded) the global generator in its own process. The
+            # trusted kernel never takes that process's state (numbers the student chose would
+            # reach a test that draws after the call): it draws once from its own generator, so
+            # a test sees that the global state moved, and the numbers it draws next are the
+            # trusted kernel's. The next call sends that state (it differs from `self.rng`).
+            torch.rand(1)
         generators = back.get("generators")
         for index, state in (generators.items() if isinstance(generators, dict) else ()):
             if isinstance(index, int) and 0 <= index < len(leaves):
@@ -438,31 +386,6 @@ class StudentProcess:
         import torch
 
         outputs = list(back.get("outputs") or [])
-        aliases = header.get("aliases") or {}
-        for key, entry in (aliases.items() if isinstance(aliases, dict) else ()):
-            try:
-                k = int(key)
-                index, offset, shape, stride, dtype = entry
-                caller = in_leaves[index] if type(index) is int and 0 <= index < len(in_leaves) \
-                    else None
-            except (TypeError, ValueError):
-                continue
-            if not (0 <= k < len(outputs)) or not isinstance(caller, torch.Tensor):
-                continue
-            if offset is None:  # memory that overlaps an input's without being a view of it
-                self.session.incident(Kind.UNCHECKED, f"{target} returned memory that overlaps "
-                                      "an input's in a way the grader cannot reproduce")
-                continue
-            name = str(dtype).replace("torch.", "")
-            dt = getattr(torch, name, None) if name in DTYPES else None
-            if not isinstance(dt, torch.dtype) or not view_fits(caller, dt, offset, shape, stride):
-                continue  # an impossible view: the output stays as it came (a copy)
-            try:
-                view = torch.empty(0, dtype=dt, device=caller.device).set_(
-                    caller.untyped_storage(), int(offset), tuple(shape), tuple(stride))
-            except (RuntimeError, TypeError, ValueError):
-                continue
-            outputs[k] = view
         for k, leaf in enumerate(outputs):
             if isinstance(leaf, list) and len(leaf) == 3 and leaf[0] == "__student_value__":
                 type_name, text = (clean_text(part, 200, "") for part in leaf[1:])
@@ -496,15 +419,12 @@ class StudentProcess:
         if self.sock is None or handle is None:
             raise_from_sandbox(StudentCodeCrashed(
                 "the student process that computed this result has died, so its gradient is lost"))
-        watchers = op_watchers()
-        request = {"op": protocol.BACKWARD, "handle": handle,
-                   **({"record_ops": True} if watchers else {})}
+        request = {"op": protocol.BACKWARD, "handle": handle}
         started = time.monotonic()
         send_msg(self.sock, request,
                  pack_tree({"grads": [g.detach() for g in grads]}, allow_pickle=True))
         header, blob = self.receive(protocol.BACKWARD, "in the backward pass", started)
         show_output(header)
-        report_ops(watchers, header, self.session, "backward")
         if header["op"] == protocol.ERROR:
             raise_from_sandbox(decode_error(header.get("error", {}), "backward"))
         try:

@@ -6,8 +6,7 @@ platform allows, and serves one trusted kernel over a socket in the messages of
 cells into one namespace; ``call`` runs one of the student's functions on the arguments the kernel
 put in shared memory (:mod:`mlmcourse.grader.shared_inputs`: what the code writes into them, the
 kernel sees for itself) and sends back the results; ``backward`` runs autograd over the student's
-graph. When the test asks (``record_ops``: a dispatch mode of the test is watching), the call runs
-under a recording ``TorchDispatchMode`` and the reply lists the aten operators it dispatched.
+graph.
 
 Everything this process says about a call is a claim (the student's code runs here and can change
 this module): the trusted side decides what each claim is worth (the README's threat model).
@@ -25,7 +24,6 @@ import sys
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode as _DispatchMode
 
 from mlmcourse.course import cells
 from mlmcourse.course.cells import run_cell
@@ -41,17 +39,8 @@ from .protocol import ChannelClosed, error_info, recv_msg, send_msg
 # patched `torch.Tensor.device`, `torch.autograd.grad` or `torch.get_rng_state` changes none of them
 # (reaching these names themselves is what the trusted side's scan looks for: scan.py).
 _TENSOR = torch._C.TensorBase
-_DEVICE_OF = _TENSOR.device.__get__
 _REQUIRES_GRAD = _TENSOR.requires_grad.__get__
 _GRAD_FN = _TENSOR.grad_fn.__get__
-_STORAGE_OF = _TENSOR.untyped_storage
-_STORAGE_OFFSET = _TENSOR.storage_offset
-_SIZE = _TENSOR.size
-_STRIDE = _TENSOR.stride
-_ELEMENT_SIZE = _TENSOR.element_size
-_PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
-_DATA_PTR = torch._C.StorageBase.data_ptr
-_NBYTES = torch._C.StorageBase.nbytes
 _AUTOGRAD_GRAD = torch.autograd.grad
 _GLOBAL_GENERATOR = torch.default_generator
 _EQUAL = torch.equal
@@ -60,94 +49,8 @@ _SET_DEFAULT_DTYPE = torch.set_default_dtype
 _NO_SUBCLASS_FUNCTIONS = torch._C.DisableTorchFunctionSubclass
 
 
-def _storage_key(tensor) -> tuple | None:
-    """(device, address) of a tensor's storage when it has bytes behind it, else None."""
-    try:
-        storage = _STORAGE_OF(tensor)
-        device = _DEVICE_OF(tensor).type
-        if device == "meta" or _NBYTES(storage) == 0 or _DATA_PTR(storage) == 0:
-            return None
-        return (device, _DATA_PTR(storage))
-    except (RuntimeError, NotImplementedError):
-        return None
-
-
-def _shared_memory(tensor, storages: list) -> list | None:
-    """How an output shares memory with an input, judged by the bytes its elements occupy
-    (not by its storage's first address: a view made through NumPy starts its own storage
-    elsewhere): [index, offset in the input's storage, sizes, strides, dtype] for a view that
-    lies inside one input; [index, None, ...] for memory that overlaps an input without lying
-    inside it; None when it shares nothing."""
-    key = _storage_key(tensor)
-    if key is None:
-        return None
-    size = _ELEMENT_SIZE(tensor)
-    sizes, strides = tuple(_SIZE(tensor)), tuple(_STRIDE(tensor))
-    if any(n == 0 for n in sizes):
-        return None
-    first = key[1] + _STORAGE_OFFSET(tensor) * size
-    end = first + (sum((n - 1) * abs(st) for n, st in zip(sizes, strides)) + 1) * size
-    for device, start, stop, index in storages:
-        if device != key[0] or first >= stop or end <= start:
-            continue
-        inside = start <= first and end <= stop and (first - start) % size == 0
-        offset = (first - start) // size if inside else None
-        return [index, offset, list(sizes), list(strides), str(tensor.dtype)]
-    return None
-
-
-def _layout(tensor) -> tuple:
-    """Where a tensor's elements are: its storage, offset, sizes and strides (a `set_`, a
-    `resize_` or an in-place transpose changes it without writing a byte)."""
-    try:
-        return (_storage_key(tensor), _STORAGE_OFFSET(tensor), tuple(_SIZE(tensor)),
-                tuple(_STRIDE(tensor)))
-    except (RuntimeError, NotImplementedError):
-        return ()
-
-
 # Frames of these files are the grader's, not the student's: left out of tracebacks.
 _GRADER_FILES = (__file__, cells.__file__)
-
-class _OpRecorder(_DispatchMode):
-    """Notes the aten operators dispatched while it is active (defined before any student code
-    runs: a later change to the module's name changes nothing here)."""
-
-    def __init__(self, names: dict):
-        super().__init__()
-        self.names = names
-
-    def __torch_dispatch__(self, op, types, args=(), kwargs=None):
-        if len(self.names) < CAPS.recorded_ops:  # the trusted side caps the list again
-            self.names.setdefault(_op_name(op))
-            if any(kind not in _PLAIN_TENSORS for kind in types):
-                # what a tensor subclass of the student's runs for this operator runs with the
-                # modes set aside: said, for the trusted side to mark the check for a look
-                self.names.setdefault(protocol.SUBCLASS_DISPATCH)
-        return op(*args, **(kwargs or {}))
-
-
-@contextlib.contextmanager
-def _recording_ops(wanted: bool):
-    """Yield a dict whose keys become the aten operators dispatched inside the block, in order.
-
-    Only when the test asked (``wanted``): an ordinary call pays nothing. The names are what
-    reached PyTorch's dispatcher, whatever the student's code called the function by (a saved
-    ``torch.log_softmax``, ``torch.ops.aten...``).
-    """
-    names: dict[str, None] = {}
-    if not wanted:
-        yield names
-        return
-    with _OpRecorder(names):
-        yield names
-
-
-def _op_name(func) -> str:
-    """'aten::_log_softmax' for an aten overload; an operator without a schema by its name."""
-    schema = getattr(func, "_schema", None)
-    return str(getattr(schema, "name", None) or getattr(func, "__name__", "?"))
-
 
 class _Stream(io.TextIOBase):
     """The student process's sys.stdout / sys.stderr: writes go to the capture of the call
@@ -317,8 +220,6 @@ class _StudentSide:
             if flag and isinstance(leaves[index], torch.Tensor):
                 leaves[index].requires_grad_(True)
         args, kwargs = unflatten(header["spec"], leaves)
-        inputs = {i: t for i, t in enumerate(leaves) if isinstance(t, torch.Tensor)}
-        layouts = {i: _layout(t) for i, t in inputs.items()}
         if payload.get("rng") is not None:
             _GLOBAL_GENERATOR.set_state(payload["rng"])
         rng_before = _GLOBAL_GENERATOR.get_state()
@@ -326,10 +227,9 @@ class _StudentSide:
         error, blob = None, b""
         reply: dict[str, Any] = {}
         back: dict[str, Any] = {}
-        # The result is looked at and packed while the operators are still recorded, with
-        # `__torch_function__` overrides off: a Tensor subclass (or a container) of the student's
-        # that does its work when the result is converted is seen doing it.
-        with _capture() as (out, err), _recording_ops(bool(header.get("record_ops"))) as ops:
+        # The result is packed with `__torch_function__` overrides off: what a Tensor subclass of
+        # the student's does when it is converted runs here, and its values are what come back.
+        with _capture() as (out, err):
             try:
                 function = self.target(header["target"])
                 with _SET_GRAD_ENABLED(bool(header["grad_enabled"])):
@@ -337,52 +237,40 @@ class _StudentSide:
             except BaseException as exc:  # noqa: BLE001
                 error = error_info(exc, _GRADER_FILES)
             with _NO_SUBCLASS_FUNCTIONS():
-                self.effects(inputs, layouts, leaves, rng_before, back)
+                self.effects(leaves, rng_before, back)
                 if error is None:
                     try:
-                        self.pack_result(result, self.storages(inputs, layouts), leaves, reply,
-                                         back, bool(header["grad_enabled"]))
+                        self.pack_result(result, leaves, reply, back,
+                                         bool(header["grad_enabled"]))
                         blob = pack_tree(back)
                     except BaseException as exc:  # noqa: BLE001
                         error = error_info(exc, _GRADER_FILES)
-                        for key in ("spec", "aliases", "diff", "grad_leaf", "handle"):
+                        for key in ("spec", "diff", "grad_leaf", "handle"):
                             reply.pop(key, None)
                         back.pop("outputs", None)
                 if error is not None:
                     reply.update(op=protocol.ERROR, error=error)
                     blob = pack_tree(back)
         reply.update(stdout=out.text(), stderr=err.text())
-        if header.get("record_ops"):
-            reply["ops"] = list(ops)
         self.reply(reply, blob)
 
     @staticmethod
-    def effects(inputs: dict, layouts: dict, leaves: list, rng_before, back: dict) -> None:
-        """What the call did besides its result: the global random state it left, the inputs it
-        pointed elsewhere (set_, resize_, an in-place transpose: the caller's tensor is to
-        become what the code left it as), how far each Generator argument advanced."""
-        rng_after = _GLOBAL_GENERATOR.get_state()
-        if not _EQUAL(rng_after, rng_before):  # the code drew from the global generator
-            back["rng"] = rng_after
-        rebound = {i: t for i, t in inputs.items() if _layout(t) != layouts[i]}
-        back["rebound"] = {i: t.detach().clone() for i, t in rebound.items()}
+    def effects(leaves: list, rng_before, back: dict) -> None:
+        """What the call did besides its result: whether it moved the global generator, how far
+        each Generator argument advanced."""
+        # Whether the code drew from (or seeded) the global generator: one yes or no, never the
+        # state itself, which the trusted kernel does not take (it advances its own generator).
+        if not _EQUAL(_GLOBAL_GENERATOR.get_state(), rng_before):
+            back["rng_moved"] = True
         back["generators"] = {i: g.get_state() for i, g in enumerate(leaves)
                               if isinstance(g, torch.Generator)}
 
-    @staticmethod
-    def storages(inputs: dict, layouts: dict) -> list[tuple[str, int, int, int]]:
-        """Each input's memory, before and after the call: (device, first byte, end, index)."""
-        found = []
-        for i, t in inputs.items():
-            for key in (layouts[i][0] if layouts[i] else None, _storage_key(t)):
-                if key is not None:
-                    found.append((*key, key[1] + _NBYTES(_STORAGE_OF(t)), i))
-        return found
-
-    def pack_result(self, result, storages, in_leaves, reply, back, grad_enabled) -> None:
+    def pack_result(self, result, in_leaves, reply, back, grad_enabled) -> None:
+        """The results as plain data (a view of an input comes back as a copy: which memory an
+        output shares lives only in this process), and which outputs are differentiable."""
         out_leaves: list = []
         spec = flatten(result, out_leaves)
-        aliases, diff, grad_leaf = {}, [], []
+        diff, grad_leaf = [], []
         packed = []
         for k, leaf in enumerate(out_leaves):
             if isinstance(leaf, torch.Tensor):
@@ -392,13 +280,6 @@ class _StudentSide:
                 if _REQUIRES_GRAD(tensor):
                     connected = grad_enabled and _GRAD_FN(tensor) is not None
                     (diff if connected else grad_leaf).append(k)
-                else:
-                    shared = _shared_memory(tensor, storages)
-                    if shared is not None:  # a view of an input, or memory that overlaps one
-                        aliases[str(k)] = shared
-                        if shared[1] is not None:  # a view: rebuilt from the caller's tensor
-                            packed.append(None)
-                            continue
                 packed.append(tensor.detach())
             elif isinstance(leaf, int | float | str | bool | complex | type(None)
                             | torch.dtype | torch.device):
@@ -415,7 +296,7 @@ class _StudentSide:
             handle = self.next_handle
             self.next_handle += 1
             self.handles[handle] = ([out_leaves[k] for k in diff], inputs)
-        reply.update(op=protocol.RESULT, spec=spec, aliases=aliases, diff=diff,
+        reply.update(op=protocol.RESULT, spec=spec, diff=diff,
                      grad_leaf=grad_leaf, handle=handle)
         back["outputs"] = packed
 
@@ -430,18 +311,16 @@ class _StudentSide:
         outputs, inputs = handle
         grads = unpack_request(blob)["grads"]
         error, packed = None, b""
-        with _capture() as (out, err), _recording_ops(bool(header.get("record_ops"))) as ops:
+        with _capture() as (out, err):
             try:
                 got = _AUTOGRAD_GRAD(outputs, inputs, grads, allow_unused=True,
                                      retain_graph=True) if inputs else ()
-                with _NO_SUBCLASS_FUNCTIONS():  # packed while recorded, as a call's result
+                with _NO_SUBCLASS_FUNCTIONS():  # packed as a call's result
                     packed = pack_tree({"grads": [None if g is None else g.detach()
                                                   for g in got]})
             except BaseException as exc:  # noqa: BLE001
                 error = error_info(exc, _GRADER_FILES)
         reply = {"stdout": out.text(), "stderr": err.text()}
-        if header.get("record_ops"):
-            reply["ops"] = list(ops)
         if error is not None:
             reply.update(op=protocol.ERROR, error=error)
             self.reply(reply)
@@ -453,12 +332,10 @@ class _StudentSide:
 def warm_up() -> None:
     """Run, once in the zygote before it forks, what a student process's calls import lazily:
     torch's printing of a tensor (it enters `_disable_current_modes`, which imports torch's mode
-    subclasses), a recorded call, an error's description. A student process then imports nothing
+    subclasses), an error's description. A student process then imports nothing
     on a call: where its sandbox cannot see every file of the environment (the hub's copied
     interpreter), such an import failed inside the student's call."""
     repr(torch.zeros(1))
-    with _recording_ops(True):
-        torch.zeros(1) + 1
     error_info(ValueError("warm-up"), ())
 
 

