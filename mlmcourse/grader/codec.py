@@ -252,20 +252,6 @@ def valid_indices(values, size: int) -> list[int]:
     return list(dict.fromkeys(k for k in values if type(k) is int and 0 <= k < size))
 
 
-def view_fits(tensor, dtype, offset, shape, stride) -> bool:
-    """Whether a view (offset, shape, stride) of `tensor`'s storage lies inside that storage."""
-    import torch
-
-    ints = [offset, *shape, *stride]
-    if not (all(type(x) is int and x >= 0 for x in ints) and len(shape) == len(stride)
-            and len(shape) <= MAX_DIMS):
-        return False
-    item = torch.empty(0, dtype=dtype).element_size()
-    last = offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) \
-        if all(shape) else offset - 1
-    return (last + 1) * item <= tensor.untyped_storage().nbytes()
-
-
 def byte_view(tensor):
     """A uint8 tensor over the whole storage of `tensor`."""
     import torch

@@ -78,15 +78,15 @@ def record_student(gradebook, student: str, timestamp=None) -> None:
 
 
 def record_verdict(gradebook, student: str, verdict: Verdict) -> None:
-    """Write one notebook's verdict: scores, "No response." and the marks for a look."""
+    """Write one notebook's verdict: scores and "No response." (no point rests on what the
+    student's process reports, so the grader sets no cell to manual grading)."""
     submitted = gradebook.find_submission_notebook(verdict.notebook, ASSIGNMENT, student)
     checks = {check.grade_id: check for check in verdict.checks}
-    to_look_at = {check.grade_id for check in verdict.at_stake()}
     for grade in submitted.grades:
         check = checks.get(grade.name)
         grade.auto_score = float(check.points) if check is not None else 0.0
         # as nbgrader's SaveAutoGrades: a TA's manual score keeps the cell up for review
-        grade.needs_manual_grade = grade.manual_score is not None or grade.name in to_look_at
+        grade.needs_manual_grade = grade.manual_score is not None
     for comment in submitted.comments:
         comment.auto_comment = NO_RESPONSE if comment.name in verdict.unanswered else None
     gradebook.db.commit()

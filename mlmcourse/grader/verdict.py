@@ -123,11 +123,6 @@ class Verdict:
         """The answer cells do something the grader cannot check (the trusted scan)."""
         return any(incident.kind is Kind.UNCHECKED for incident in self.incidents)
 
-    def at_stake(self) -> list[Check]:
-        """The checks whose points rest on what the student's process reported: none (every
-        check reads only what the trusted side saw), so no cell is set to manual grading."""
-        return []
-
     def needs_a_look(self) -> list[Incident]:
         return [incident for incident in self.incidents if incident.kind.needs_a_look]
 
