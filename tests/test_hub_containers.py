@@ -353,7 +353,7 @@ def due_now(term) -> None:
     with Gradebook(f"sqlite:///{path}") as gradebook:
         gradebook.update_or_create_assignment(
             steps.ASSIGNMENT, duedate=datetime.now(UTC).replace(tzinfo=None))
-    containers.own_for_containers(path)
+    containers.own_for_containers(term.hub, path)
 
 
 def grades_back_from_the_hub(term, ta, student) -> list[str]:
