@@ -395,3 +395,34 @@ def test_two_container_hubs_get_their_own_bridges(tmp_path):
     finally:
         for network in made:
             containers.remove_network(network)
+
+
+def test_hub_stop_ends_the_services_a_hub_left_behind(tmp_path):
+    """`make hub-stop` needs no answer from the hub: a service still running with the hub's
+    folder on its command line (a hub killed before its clean-up) is ended by its pid, and
+    a process's descendants are found from /proc (what the stop ends after the hub)."""
+    import subprocess
+    import sys
+
+    hubctl = runpy.run_path(str(DEPLOY / "hubctl.py"))
+    service = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                                str(tmp_path / "ngshare_service.py"), "--database",
+                                f"sqlite:///{tmp_path}/state/ngshare.sqlite"])
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; subprocess.run("
+                               "[sys.executable, '-c', 'import time; time.sleep(60)'])"])
+    try:
+        deadline = 50
+        while not hubctl["descendants"](parent.pid) and deadline:
+            __import__("time").sleep(0.1)
+            deadline -= 1
+        assert len(hubctl["descendants"](parent.pid)) == 1
+        assert hubctl["services_of"](tmp_path) == [service.pid]
+        assert hubctl["stop_everything"](tmp_path) == []
+        assert service.wait(timeout=15) == -15  # SIGTERM
+        assert hubctl["services_of"](tmp_path) == []
+    finally:
+        for child in hubctl["descendants"](parent.pid):
+            __import__("os").kill(child, 9)
+        for process in (service, parent):
+            process.kill()
+            process.wait()

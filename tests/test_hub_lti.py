@@ -289,3 +289,43 @@ def test_the_authenticator_refuses_forged_expired_and_wrong_audience_launches():
         forged = jwt.encode(claims, other, algorithm="RS256", headers={"kid": "platform-1"})
         with pytest.raises(TokenError, match="(?i)signature"):
             validate(lms, forged)
+
+
+def test_hubctl_lti_checks_and_replaces_the_hubs_lti_json(tmp_path, monkeypatch):
+    """`hubctl.py lti FILE`: the LMS's new values, checked (no line item needed), into the
+    hub's state/ beside its records, the key kept; a PAM hub or a short file is refused."""
+    import os
+    import stat
+
+    if os.geteuid() != 0:
+        pytest.skip("hubctl runs as root")
+    hubctl = __import__("runpy").run_path(str(DEPLOY / "hubctl.py"))
+    (tmp_path / "state").mkdir()
+    (tmp_path / "course.json").write_text(json.dumps({"auth": "lti", "spawner": "containers"}))
+    given = tmp_path / "new.json"
+    given.write_text(json.dumps({k: v for k, v in LTI.items() if k != "lineitem_url"}))
+    assert "takes them when it starts" in hubctl["change_lti"](tmp_path, given)
+    settings = json.loads((tmp_path / "state" / "lti.json").read_text())
+    assert settings["key_folder"] == "lti-keys" and "lineitem_url" not in settings
+    assert stat.S_IMODE((tmp_path / "state" / "lti.json").stat().st_mode) == 0o600
+    key = (tmp_path / "state" / "lti-keys" / "tool-private.pem").read_bytes()
+    hubctl["change_lti"](tmp_path, given)
+    assert (tmp_path / "state" / "lti-keys" / "tool-private.pem").read_bytes() == key
+    given.write_text(json.dumps({**LTI, "jwks_url": ""}))
+    with pytest.raises(hubctl["HubError"], match="lacks jwks_url"):
+        hubctl["change_lti"](tmp_path, given)
+    (tmp_path / "course.json").write_text(json.dumps({"auth": "pam"}))
+    with pytest.raises(hubctl["HubError"], match="Unix passwords"):
+        hubctl["change_lti"](tmp_path, given)
+
+
+def test_make_hub_starts_the_hub_set_up_last(tmp_path, monkeypatch):
+    hubctl = __import__("runpy").run_path(str(DEPLOY / "hubctl.py"))
+    default_hub, remember = hubctl["default_hub"], hubctl["remember_hub"]
+    monkeypatch.setitem(default_hub.__globals__, "LAST_HUB", tmp_path / "hub-folder")
+    monkeypatch.delenv("MLMCOURSE_HUB_DIR", raising=False)
+    assert str(default_hub()) == "/srv/mlmcourse-hub"
+    remember(tmp_path / "section2")
+    assert default_hub() == tmp_path / "section2"
+    monkeypatch.setenv("MLMCOURSE_HUB_DIR", "/srv/other")
+    assert str(default_hub()) == "/srv/other"
