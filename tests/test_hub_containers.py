@@ -12,8 +12,12 @@ the exchange, to see other homes or the course folder, and gets nothing; a TA la
 collects and autogrades with the formgrader's buttons (grading in the staff's container, in the
 sandbox) and clicks through every formgrader page: exact scores, the names the launches gave,
 byte-identical submissions, feedback back to each student (the late one's with its penalty);
-the TA sends the grades to the LMS from the hub's Services menu, and the platform's line item
-holds each score. Then a class of ten (Unix users' passwords): they log in, fetch, Validate and
+the TA sends the grades to the LMS from the hub's Services menu (lti.json names no line item:
+the launches' AGS claim does; the page shows the LMS's names and the late penalty), and the
+platform's line item holds each score. An account of the host with the image's uid 1000 reads
+nothing of the course (the containers run as an id no account holds); `hubctl.py stop` leaves
+no container, service, hub or proxy; an account made with the containers' id stops the next
+start. Then a class of ten (Unix users' passwords): they log in, fetch, Validate and
 submit at the same time; each gets an honest result; the Validate times and each container's
 peak memory go to build/hub-class/class.json (`python deploy/container/bench_class.py` runs
 this and prints them for the README).

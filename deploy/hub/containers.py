@@ -225,6 +225,10 @@ def prepare(hub: Path) -> str:
         course.update(image=tag, network=network, container_uid=uid)
         (hub / "course.json").write_text(json.dumps(course, indent=2) + "\n")
     font_cache(hub, tag, uid)
+    homes = sorted((hub / "homes").iterdir()) if (hub / "homes").is_dir() else []
+    for folder in (course_folder(hub), *homes):  # (a hub set up when it was uid 1000)
+        if folder.is_dir() and folder.stat().st_uid != uid:
+            own_for_containers(hub, folder)
     ensure_network(network)
     return tag
 

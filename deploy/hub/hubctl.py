@@ -6,9 +6,14 @@ steps). Run as root: the hub starts each user's server as that Unix user.
         [--create-users]
     python deploy/hub/hubctl.py setup --hub /srv/mlmcourse-hub --instructor alice \
         --spawner containers --auth lti --lti lti.json   (logins by launch from the LMS)
-    python deploy/hub/hubctl.py start --hub /srv/mlmcourse-hub
-    python deploy/hub/hubctl.py roster --hub /srv/mlmcourse-hub roster.csv [--create-users]
-    python deploy/hub/hubctl.py stop --hub /srv/mlmcourse-hub   (every server, the hub, the proxy)
+    python deploy/hub/hubctl.py start [--hub DIR]
+    python deploy/hub/hubctl.py roster [--hub DIR] roster.csv [--create-users]
+    python deploy/hub/hubctl.py lti [--hub DIR] lti.json   (new LMS values, the hub running or not)
+    python deploy/hub/hubctl.py stop [--hub DIR]   (every server and container, the hub, its
+                                                    services, the proxy)
+
+Without --hub: MLMCOURSE_HUB_DIR, else the hub set up last from this clone (build/hub-folder),
+else /srv/mlmcourse-hub; so `make hub` and `make hub-stop` mean the hub that was set up.
 
 Who is in the class is kept by the system: the Unix groups <course_id>-staff (the instructor and
 the TAs) and <course_id>-students say who may log in, and the hub groups of the same names which
