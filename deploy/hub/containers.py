@@ -213,13 +213,14 @@ def container_name(network: dict, user: str) -> str:
 
 
 def prepare(hub: Path) -> str:
-    """Before the hub starts: the image of the course as it is now (built, or loaded from its
-    cache; course.json names it for the servers), matplotlib's font list for it, the network.
-    Returns the image's tag."""
-    tag = image.ensure()
+    """Before the hub starts: the containers' user id (no account may hold it), the image of
+    the course as it is now (built, or loaded from its cache; course.json names it for the
+    servers), matplotlib's font list for it, the network. Returns the image's tag."""
     course = json.loads((hub / "course.json").read_text())
-    network, uid = choose_network(hub, course), choose_user_id(course)
-    check_user_id(uid)
+    uid = choose_user_id(course)
+    check_user_id(uid)  # (first: no image is built for a hub that may not start)
+    tag = image.ensure()
+    network = choose_network(hub, course)
     if (course.get("image"), course.get("network"), course.get("container_uid")) != (
             tag, network, uid):
         course.update(image=tag, network=network, container_uid=uid)
@@ -359,6 +360,7 @@ def configure(c, hub: Path, course: dict, role, ports: dict) -> None:
         spawner.mem_limit, spawner.cpu_limit = limits["mem"], limits["cpus"]
         spawner.extra_host_config = {"security_opt": STAFF_SECURITY} if staff else {}
         spawner.environment = {
+            "HOME": HOME_IN_CONTAINER,  # (the image's passwd does not know the id it runs as)
             "MLMCOURSE_COURSE_ID": course_id,
             "MLMCOURSE_COURSE_DIR": course_in_container,
             "MLMCOURSE_NGSHARE_URL": f"{ngshare_url}/services/ngshare/",
