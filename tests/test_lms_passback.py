@@ -210,7 +210,12 @@ def test_the_line_item_comes_from_the_launches_when_lti_json_names_none(course):
     record_line_item(folder, {**launch, RESOURCE_LINK_CLAIM: {"id": "link-3"},
                               AGS_CLAIM: {"lineitem": f"{lms.url}/lineitems/2/lineitem"}})
     with pytest.raises(PassbackError, match="several line items: set lineitem_url"):
-        Platform.load(folder / "lti.json")
+        Platform.load(folder / "lti.json").line_item()
+    (folder / "lti-links.json").unlink()
+    record_line_item(folder, {RESOURCE_LINK_CLAIM: {"id": "link-4"},
+                              AGS_CLAIM: {"lineitems": f"{lms.url}/lineitems"}})
+    with pytest.raises(PassbackError, match="no gradebook column .* \\(Canvas: an External Tool"):
+        Platform.load(folder / "lti.json").line_item()
 
 
 def test_lines_name_the_student_and_the_record_is_the_owners_only(course):

@@ -48,7 +48,8 @@ class Platform:
     deployment_id: str
     token_url: str
     key_folder: Path
-    lineitem_url: str = ""  # "": no launch has named one yet (passback then stops and says so)
+    lineitem_url: str = ""  # lti.json's; "" (the usual): the one the launches named
+    launches: Path | None = None  # lti-links.json: each link's line item, as its launches said
 
     @classmethod
     def load(cls, path: Path) -> Platform:
@@ -59,38 +60,50 @@ class Platform:
         folder = Path(values["key_folder"]).expanduser()
         if not folder.is_absolute():
             folder = path.parent / folder
-        lineitem = values.get("lineitem_url") or line_item_of_launches(path.parent / LINKS_FILE)
-        return cls(**{**{n: str(values[n]) for n in PASSBACK_FIELDS}, "key_folder": folder,
-                      "lineitem_url": str(lineitem)})
+        return cls(**{n: str(values[n]) for n in PASSBACK_FIELDS if n != "key_folder"},
+                   key_folder=folder,
+                   lineitem_url=str(values.get("lineitem_url") or ""),
+                   launches=path.parent / LINKS_FILE)
 
-    @property
-    def scores_url(self) -> str:
-        """AGS: the scores service is the line item's URL + /scores (before any query)."""
-        if not self.lineitem_url:
-            raise PassbackError(NO_LINE_ITEM)
-        base, _, query = self.lineitem_url.partition("?")
-        return f"{base.rstrip('/')}/scores" + (f"?{query}" if query else "")
+    def line_item(self) -> str:
+        """Where the scores go: lti.json's lineitem_url, else the line item the launches named;
+        asked when sending (a hub's first launches come after its start)."""
+        return self.lineitem_url or line_item_of_launches(self.launches)
+
+
+def scores_url(line_item: str) -> str:
+    """AGS: the scores service is the line item's URL + /scores (before any query)."""
+    base, _, query = line_item.partition("?")
+    return f"{base.rstrip('/')}/scores" + (f"?{query}" if query else "")
 
 
 NO_LINE_ITEM = ("no line item yet: open the assignment once from the LMS (its launch names the "
                 "gradebook column: the AGS claim's lineitem), or set lineitem_url in lti.json")
 
 
-def line_item_of_launches(path: Path) -> str:
-    """The line item the launches named (lti-links.json, per resource link), "" for none. Links
-    that name different line items: the course has one assignment, so lti.json must say which."""
+def line_item_of_launches(path: Path | None) -> str:
+    """The one line item the launches named (lti-links.json, per resource link). Links that
+    name different line items: the course has one assignment, so lti.json must say which; links
+    with no line item: the LMS's link is no graded assignment."""
     try:
-        links = json.loads(path.read_text()) if path.exists() else {}
+        links = json.loads(path.read_text()) if path and path.exists() else {}
     except ValueError as err:
         raise PassbackError(f"{path} is not valid JSON: {err}") from err
+    entries = {link: entry for link, entry in sorted(links.items()) if isinstance(entry, dict)}
     named = {entry["lineitem"]: f"{link} {entry.get('title', '')}".strip()
-             for link, entry in sorted(links.items())
-             if isinstance(entry, dict) and entry.get("lineitem")}
+             for link, entry in entries.items() if entry.get("lineitem")}
     if len(named) > 1:
         raise PassbackError("the LMS's links of this tool name several line items: set "
                             "lineitem_url in lti.json to the assignment's one of: " + "; ".join(
                                 f"{url} (link {link})" for url, link in named.items()))
-    return next(iter(named), "")
+    if not named and entries:
+        raise PassbackError("the LMS's link of this tool has no gradebook column (its launches "
+                            "name no line item): make it a graded assignment (Canvas: an "
+                            "External Tool assignment with points; Moodle: the activity with a "
+                            "maximum grade, accepting grades from the tool)")
+    if not named:
+        raise PassbackError(NO_LINE_ITEM)
+    return next(iter(named))
 
 
 def sent_record(settings: Path) -> Path:
@@ -225,8 +238,8 @@ def score_body(score: Score, sub: str, moment: datetime) -> dict:
             "timestamp": moment.astimezone(UTC).isoformat(timespec="seconds")}
 
 
-def post_score(platform: Platform, token: str, body: dict) -> None:
-    request = urllib.request.Request(platform.scores_url, data=json.dumps(body).encode(),
+def post_score(url: str, token: str, body: dict) -> None:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(),
                                      method="POST", headers={"Content-Type": SCORE_TYPE,
                                                              "Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(request, timeout=30):
@@ -251,9 +264,7 @@ def passback(platform: Platform, scores: list[Score], lti_ids: dict[str, str], s
         raise PassbackError(f"{sent_file} is not valid JSON: {err}") from err
     if not isinstance(sent, dict):
         raise PassbackError(f"{sent_file} must hold one JSON object (what was sent before)")
-    key = platform.lineitem_url
-    if not key:
-        raise PassbackError(NO_LINE_ITEM)
+    key = platform.line_item()
     last = sent.get(key, {})
     outcome, token = Outcome([], []), None
     for score in scores:
@@ -282,7 +293,7 @@ def passback(platform: Platform, scores: list[Score], lti_ids: dict[str, str], s
             continue
         token = token or access_token(platform)
         try:
-            post_score(platform, token, score_body(score, sub, datetime.now(UTC)))
+            post_score(scores_url(key), token, score_body(score, sub, datetime.now(UTC)))
         except (urllib.error.URLError, OSError) as err:
             outcome.failed.append(score.student)
             outcome.lines.append(f"{who}: FAILED, {describe(err)}")
