@@ -426,3 +426,33 @@ def test_hub_stop_ends_the_services_a_hub_left_behind(tmp_path):
         for process in (service, parent):
             process.kill()
             process.wait()
+
+
+def test_feedback_on_a_hub_names_the_student_and_is_written_for_the_id(tmp_path):
+    """On a hub of LMS launches the id is a hub name (lti-...): feedback shows the gradebook's
+    name, and nbgrader still gets the id back (it names the folder the page is written to)."""
+    import sys
+
+    from nbgrader.api import Gradebook
+
+    from mlmcourse.grader.feedback import ReadableFeedback
+
+    sys.path.insert(0, str(DEPLOY))
+    from mlmcourse_hub import NamedFeedbackExporter, NamedStudent
+    from test_feedback_names import FIRST, graded_notebook
+
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gradebook:
+        gradebook.add_student("lti-stu-103", first_name="Ann", last_name="Example")
+    given = {"student": "lti-stu-103", "db_url": url, "notebook": FIRST,
+             "assignment": "bert_mlm", "score": 0.0, "max_score": 24.0, "late_penalty": 0.0}
+    nb, resources = ReadableFeedback().preprocess(graded_notebook("reference"),
+                                                  {"nbgrader": given})
+    nb, resources = NamedStudent().preprocess(nb, resources)
+    assert resources["nbgrader"]["student"] == "Ann Example"
+    assert given["student"] == "lti-stu-103"  # (the converter's own dict is left alone)
+    page, back = NamedFeedbackExporter().from_notebook_node(nb, resources=resources)
+    assert "Feedback for <b>Ann Example</b>" in page and "lti-stu-103" not in page
+    assert back["nbgrader"]["student"] == "lti-stu-103"
+    _, unknown = NamedStudent().preprocess(nb, {"nbgrader": {**given, "student": "nobody"}})
+    assert unknown["nbgrader"]["student"] == "nobody"

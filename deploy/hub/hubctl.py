@@ -842,6 +842,10 @@ elif os.environ.get("MLMCOURSE_EXCHANGE"):
     c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
 # the hub's course id (a second course or section on the machine has its own)
 c.CourseDirectory.course_id = os.environ.get("MLMCOURSE_COURSE_ID", c.CourseDirectory.course_id)
+# feedback names each student as the gradebook does, not by a hub name (lti-...)
+c.GenerateFeedback.preprocessors = [*c.GenerateFeedback.preprocessors,
+                                    "mlmcourse_hub.NamedStudent"]
+c.GenerateFeedback.exporter_class = "mlmcourse_hub.NamedFeedbackExporter"
 '''
 
 
