@@ -276,8 +276,11 @@ def run_the_term(term, lms) -> None:
     late_penalty = {"right": 0, "wrong": steps.expected_points("wrong"),
                     "hostile": steps.expected_points("hostile")}
     expected = {role: steps.expected_points(role) - late_penalty[role] for role in term.students}
+    names = {launched_name(row["id"]): f"{row['first_name']} {row['last_name']}"
+             for row in term.roster}
     for role, user in term.students.items():
         text = steps.read_feedback(term, pages[user], user, role)
+        assert f"Feedback for {names[user]}" in text, text[:500]  # (not the hub name)
         got = expected[role]
         assert f"{got:g} / 24" in text or f"{got:.1f} / 24" in text, f"{role}: {text[:500]}"
         assert ("Late submission penalty" in text) == (late_penalty[role] > 0), text[:500]
