@@ -448,11 +448,11 @@ def test_feedback_on_a_hub_names_the_student_and_is_written_for_the_id(tmp_path)
              "assignment": "bert_mlm", "score": 0.0, "max_score": 24.0, "late_penalty": 0.0}
     nb, resources = ReadableFeedback().preprocess(graded_notebook("reference"),
                                                   {"nbgrader": given})
-    nb, resources = NamedStudent().preprocess(nb, resources)
+    nb, resources = NamedStudent()(nb, resources)  # (as nbconvert calls it: enabled)
     assert resources["nbgrader"]["student"] == "Ann Example"
     assert given["student"] == "lti-stu-103"  # (the converter's own dict is left alone)
     page, back = NamedFeedbackExporter().from_notebook_node(nb, resources=resources)
     assert "Feedback for <b>Ann Example</b>" in page and "lti-stu-103" not in page
     assert back["nbgrader"]["student"] == "lti-stu-103"
-    _, unknown = NamedStudent().preprocess(nb, {"nbgrader": {**given, "student": "nobody"}})
+    _, unknown = NamedStudent()(nb, {"nbgrader": {**given, "student": "nobody"}})
     assert unknown["nbgrader"]["student"] == "nobody"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
 
 from mlmcourse.grader.feedback import FeedbackExporter
 
@@ -36,6 +37,8 @@ class GradingRecords(logging.Filter):
 class NamedStudent(Preprocessor):
     """The last of feedback's preprocessors (nbgrader's GetGrades has looked the student up by
     id): the page's `student` becomes the gradebook's name, the id kept as `student_id`."""
+
+    enabled = Bool(True).tag(config=True)  # (nbconvert runs a preprocessor only when enabled)
 
     def preprocess(self, nb, resources):
         from nbgrader.api import Gradebook, MissingEntry
