@@ -252,20 +252,47 @@ def container_hub_config(tmp_path, monkeypatch) -> Config:
     unix = {"bert_mlm_course-staff": ["dan", "root"], "bert_mlm_course-students": ["ann"]}
     monkeypatch.setattr(grp, "getgrnam", lambda name: type("G", (), {"gr_mem": unix[name]}))
     (tmp_path / "course").mkdir()
+    containers = containers_module()
     hub_config(tmp_path, monkeypatch)  # writes course.json's first version and state/
     course = json.loads((tmp_path / "course.json").read_text())
     course.update(spawner="containers", image="localhost/mlmcourse:test", network={
-        "name": "mlmcourse-0123abcd", "subnet": "10.89.65.0/24", "gateway": "10.89.65.1"})
+        "name": "mlmcourse-0123abcd", "subnet": "10.89.65.0/24", "gateway": "10.89.65.1"},
+        container_uid=containers.choose_user_id())
     (tmp_path / "course.json").write_text(json.dumps(course))
     config = Config()
     runpy.run_path(str(DEPLOY / "jupyterhub_config.py"), {"get_config": lambda: config})
     return config
 
 
+def containers_module():
+    import sys
+
+    sys.path.insert(0, str(DEPLOY))
+    import containers
+
+    return containers
+
+
+def test_the_containers_user_id_is_no_host_accounts_and_a_collision_is_refused(monkeypatch):
+    """The image's jovyan is 1000, a real account on many machines: the containers run as an
+    id chosen at set-up that no account, group or subordinate range holds, checked again at
+    every start (an account made since with that id stops the hub, saying what to do)."""
+    import pytest
+
+    containers = containers_module()
+    monkeypatch.setattr(containers, "FIRST_USER_ID", 0)  # root holds 0: the next free one
+    uid = containers.choose_user_id()
+    assert uid > 0 and not containers.id_holders(uid)
+    assert containers.choose_user_id({"container_uid": 1234}) == 1234  # kept from course.json
+    with pytest.raises(containers.ContainerError, match="id 0, which the account root, the group"):
+        containers.check_user_id(0)
+
+
 def test_one_switch_puts_every_server_in_a_container_of_the_course_image(tmp_path, monkeypatch):
     """Same logins, groups, roster service, proxy on 127.0.0.1; the servers are containers
     reaching the hub and ngshare on the course network's gateway, with limits per role."""
     c = container_hub_config(tmp_path, monkeypatch)
+    containers = containers_module()
     assert c.JupyterHub.spawner_class == "dockerspawner.DockerSpawner"
     assert c.JupyterHub.authenticator_class == "pam"
     assert c.JupyterHub.bind_url.startswith("http://127.0.0.1:")  # browsers: the proxy only
@@ -275,6 +302,8 @@ def test_one_switch_puts_every_server_in_a_container_of_the_course_image(tmp_pat
     assert c.DockerSpawner.name_template == "mlmcourse-0123abcd-{raw_username}"
     assert c.DockerSpawner.image == "localhost/mlmcourse:test"
     assert c.DockerSpawner.pull_policy == "never" and c.DockerSpawner.remove is True
+    uid = containers.user_id(tmp_path)
+    assert c.DockerSpawner.extra_create_kwargs == {"user": f"{uid}:{uid}"}
     services = {s["name"]: s for s in c.JupyterHub.services}
     assert set(services) == {"hubctl", "idle-culler", "podman", "ngshare"}
     assert services["ngshare"]["url"].startswith("http://10.89.65.1:")
@@ -286,7 +315,12 @@ def test_one_switch_puts_every_server_in_a_container_of_the_course_image(tmp_pat
         c.Spawner.pre_spawn_hook(spawner)
         home = tmp_path / "homes" / spawner.user.name
         assert spawner.volumes[str(home)] == "/home/jovyan"
-        assert home.stat().st_uid == 1000 and oct(home.stat().st_mode & 0o777) == "0o700"
+        uid = containers.user_id(tmp_path)  # no account of the host holds it
+        assert home.stat().st_uid == uid and oct(home.stat().st_mode & 0o777) == "0o700"
+        assert not containers.id_holders(uid)
+        passwd = Path(next(host for host, inside in spawner.read_only_volumes.items()
+                           if inside == "/etc/passwd")).read_text()
+        assert f"jovyan:x:{uid}:{uid}::/home/jovyan:" in passwd
         assert spawner.environment["MLMCOURSE_NGSHARE_URL"].endswith("/services/ngshare/")
         assert "MLMCOURSE_EXCHANGE" not in spawner.environment
     assert str(tmp_path / "course") not in student.volumes, "a student got the course folder"
@@ -361,3 +395,64 @@ def test_two_container_hubs_get_their_own_bridges(tmp_path):
     finally:
         for network in made:
             containers.remove_network(network)
+
+
+def test_hub_stop_ends_the_services_a_hub_left_behind(tmp_path):
+    """`make hub-stop` needs no answer from the hub: a service still running with the hub's
+    folder on its command line (a hub killed before its clean-up) is ended by its pid, and
+    a process's descendants are found from /proc (what the stop ends after the hub)."""
+    import subprocess
+    import sys
+
+    hubctl = runpy.run_path(str(DEPLOY / "hubctl.py"))
+    service = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                                str(tmp_path / "ngshare_service.py"), "--database",
+                                f"sqlite:///{tmp_path}/state/ngshare.sqlite"])
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; subprocess.run("
+                               "[sys.executable, '-c', 'import time; time.sleep(60)'])"])
+    try:
+        deadline = 50
+        while not hubctl["descendants"](parent.pid) and deadline:
+            __import__("time").sleep(0.1)
+            deadline -= 1
+        assert len(hubctl["descendants"](parent.pid)) == 1
+        assert hubctl["services_of"](tmp_path) == [service.pid]
+        assert hubctl["stop_everything"](tmp_path) == []
+        assert service.wait(timeout=15) == -15  # SIGTERM
+        assert hubctl["services_of"](tmp_path) == []
+    finally:
+        for child in hubctl["descendants"](parent.pid):
+            __import__("os").kill(child, 9)
+        for process in (service, parent):
+            process.kill()
+            process.wait()
+
+
+def test_feedback_on_a_hub_names_the_student_and_is_written_for_the_id(tmp_path):
+    """On a hub of LMS launches the id is a hub name (lti-...): feedback shows the gradebook's
+    name, and nbgrader still gets the id back (it names the folder the page is written to)."""
+    import sys
+
+    from nbgrader.api import Gradebook
+
+    from mlmcourse.grader.feedback import ReadableFeedback
+
+    sys.path.insert(0, str(DEPLOY))
+    from mlmcourse_hub import NamedFeedbackExporter, NamedStudent
+    from test_feedback_names import FIRST, graded_notebook
+
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gradebook:
+        gradebook.add_student("lti-stu-103", first_name="Ann", last_name="Example")
+    given = {"student": "lti-stu-103", "db_url": url, "notebook": FIRST,
+             "assignment": "bert_mlm", "score": 0.0, "max_score": 24.0, "late_penalty": 0.0}
+    nb, resources = ReadableFeedback().preprocess(graded_notebook("reference"),
+                                                  {"nbgrader": given})
+    nb, resources = NamedStudent()(nb, resources)  # (as nbconvert calls it: enabled)
+    assert resources["nbgrader"]["student"] == "Ann Example"
+    assert given["student"] == "lti-stu-103"  # (the converter's own dict is left alone)
+    page, back = NamedFeedbackExporter().from_notebook_node(nb, resources=resources)
+    assert "Feedback for <b>Ann Example</b>" in page and "lti-stu-103" not in page
+    assert back["nbgrader"]["student"] == "lti-stu-103"
+    _, unknown = NamedStudent()(nb, {"nbgrader": {**given, "student": "nobody"}})
+    assert unknown["nbgrader"]["student"] == "nobody"

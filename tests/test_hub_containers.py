@@ -12,8 +12,12 @@ the exchange, to see other homes or the course folder, and gets nothing; a TA la
 collects and autogrades with the formgrader's buttons (grading in the staff's container, in the
 sandbox) and clicks through every formgrader page: exact scores, the names the launches gave,
 byte-identical submissions, feedback back to each student (the late one's with its penalty);
-the TA sends the grades to the LMS from the hub's Services menu, and the platform's line item
-holds each score. Then a class of ten (Unix users' passwords): they log in, fetch, Validate and
+the TA sends the grades to the LMS from the hub's Services menu (lti.json names no line item:
+the launches' AGS claim does; the page shows the LMS's names and the late penalty), and the
+platform's line item holds each score. An account of the host with the image's uid 1000 reads
+nothing of the course (the containers run as an id no account holds); `hubctl.py stop` leaves
+no container, service, hub or proxy; an account made with the containers' id stops the next
+start. Then a class of ten (Unix users' passwords): they log in, fetch, Validate and
 submit at the same time; each gets an honest result; the Validate times and each container's
 peak memory go to build/hub-class/class.json (`python deploy/container/bench_class.py` runs
 this and prints them for the README).
@@ -108,10 +112,13 @@ def container_hub(prefix: str, students: dict[str, str] | None = None, lms=None)
 
 
 def setup_from_the_lms(hub: Path, instructor: str, rows: list[dict], lms) -> None:
-    """LTI mode: lti.json from the platform's registration, the hub set up with it (the
-    tool's key made), the tool's JWKS registered with the platform; the class enrolled in the
-    LMS with the roster's names (the instructor's Unix account owns the machine's side only)."""
-    (hub / "from-the-lms.json").write_text(json.dumps(lms.lti_json(key_folder="unused")))
+    """LTI mode: lti.json from the platform's registration, without a line item (the launches
+    name it), the hub set up with it (the tool's key made), the tool's JWKS registered with the
+    platform; the class enrolled in the LMS with the roster's names (the instructor's Unix
+    account owns the machine's side only)."""
+    settings = lms.lti_json(key_folder="unused")
+    del settings["lineitem_url"]  # (the launches name it: their AGS claim)
+    (hub / "from-the-lms.json").write_text(json.dumps(settings))
     hubctl.setup(hub, instructor, notebooks=[steps.NOTEBOOK], spawner="containers",
                  auth="lti", lti=hub / "from-the-lms.json")
     lms.tool_jwks = json.loads((hub / hubctl.LTI_KEYS / "jwks.json").read_text())
@@ -190,6 +197,7 @@ def run_the_term(term, lms) -> None:
     lap = lambda name: term.times.__setitem__(name, time.monotonic() - start)  # noqa: E731
     launches_refused_by_the_hub(term, lms)
     lap("refused launches")
+    lti_settings_changed_on_the_running_hub(term)
     late_policy_zero(term)
     students = list(term.students.values())
     launched = time.monotonic()
@@ -268,8 +276,11 @@ def run_the_term(term, lms) -> None:
     late_penalty = {"right": 0, "wrong": steps.expected_points("wrong"),
                     "hostile": steps.expected_points("hostile")}
     expected = {role: steps.expected_points(role) - late_penalty[role] for role in term.students}
+    names = {launched_name(row["id"]): f"{row['first_name']} {row['last_name']}"
+             for row in term.roster}
     for role, user in term.students.items():
         text = steps.read_feedback(term, pages[user], user, role)
+        assert f"Feedback for {names[user]}" in text, text[:500]  # (not the hub name)
         got = expected[role]
         assert f"{got:g} / 24" in text or f"{got:.1f} / 24" in text, f"{role}: {text[:500]}"
         assert ("Late submission penalty" in text) == (late_penalty[role] > 0), text[:500]
@@ -281,6 +292,17 @@ def run_the_term(term, lms) -> None:
     assert given == {lms_sub(user): expected[role] for role, user in term.students.items()
                      if role != "hostile"}, lines
     assert {score["scoreMaximum"] for score in lms.scores} == {24.0}, lms.scores
+    late = [line for line in lines if term.students["wrong"] in line]
+    assert late and "less a late penalty of" in late[0], lines
+    for row in term.roster[1:]:  # the names the LMS gave, beside the hub names
+        user = launched_name(row["id"])
+        assert any(f"{row['first_name']} {row['last_name']} ({user})" in line
+                   for line in lines), lines
+    no_host_account_reads_the_course(term)
+    lap("a host account with the image's user id read nothing")
+    hub_stop_leaves_nothing(term)
+    lap("make hub-stop")
+    a_colliding_account_stops_the_next_start(term)
     (SHOTS / "times.txt").write_text(
         "".join(f"{name}: {seconds:.1f} s\n" for name, seconds in term.times.items()))
 
@@ -293,6 +315,87 @@ CONTEXT = "https://purl.imsglobal.org/spec/lti/claim/context"
 
 def lms_sub(user: str) -> str:
     return user.removeprefix("lti-")
+
+
+def launched_name(sub: str) -> str:
+    from mlmcourse.lms.launch import user_name
+
+    return user_name(sub)
+
+
+def lti_settings_changed_on_the_running_hub(term) -> None:
+    """`hubctl.py lti FILE` on the running hub: checked, in place, taken at the next launch
+    (the launches below come after it)."""
+    changed = term.hub / "lti-changed.json"
+    changed.write_text((term.hub / "from-the-lms.json").read_text())
+    done = subprocess.run([sys.executable, str(ROOT / "deploy" / "hub" / "hubctl.py"), "lti",
+                           "--hub", str(term.hub), str(changed)], capture_output=True, text=True)
+    assert done.returncode == 0 and "takes them at the next launch" in done.stdout, done.stderr
+
+
+@contextlib.contextmanager
+def account_with_id(uid: int):
+    """The host's account with this id, or one made for the test (removed afterwards)."""
+    try:
+        existing = hubctl.pwd.getpwuid(uid).pw_name
+    except KeyError:
+        existing = None
+    if existing:
+        yield existing
+        return
+    name = f"mlmid{secrets.token_hex(2)}"
+    subprocess.run(["useradd", "--uid", str(uid), "--no-create-home", name], check=True)
+    try:
+        yield name
+    finally:
+        hubctl.remove_user(name)
+
+
+def no_host_account_reads_the_course(term) -> None:
+    """The image's jovyan is 1000, an account of many machines (this one's too): the
+    containers run as an id no host account holds, so an account with 1000 reads no solution,
+    gradebook or home."""
+    uid = containers.user_id(term.hub)
+    assert uid != containers.image.UID and not containers.id_holders(uid), uid
+    student = term.students["right"]
+    private = [term.course / "source" / steps.ASSIGNMENT / f"{steps.NOTEBOOK}.ipynb",
+               term.course / "gradebook.db", term.course / "submitted", term.home(student),
+               term.home(student) / steps.ASSIGNMENT / f"{steps.NOTEBOOK}.ipynb"]
+    with account_with_id(containers.image.UID) as name:
+        read = [str(path) for path in private if steps.can_read(name, path)]
+        assert not read, f"{name} (uid {containers.image.UID}) reads {read}"
+
+
+def a_colliding_account_stops_the_next_start(term) -> None:
+    """An account made since set-up with the containers' id: the next start refuses, naming
+    it (it would read every home and the course folder)."""
+    uid = containers.user_id(term.hub)
+    name = f"mlmid{secrets.token_hex(2)}"
+    subprocess.run(["useradd", "--uid", str(uid), "--no-create-home", name], check=True)
+    try:
+        with pytest.raises(hubctl.HubError, match=f"as id {uid}, which the account {name}"):
+            hubctl.start_checks(term.hub)
+    finally:
+        hubctl.remove_user(name)
+
+
+def hub_stop_leaves_nothing(term) -> None:
+    """`make hub-stop` (hubctl.py stop): every container of the hub, the hub, its services
+    (podman's API, ngshare, the LMS tool, the culler) and the proxy end; the hub's API
+    answered throughout, though the bridge went with the last container."""
+    hub_process = term.process.process
+    started = hubctl.descendants(hub_process.pid)
+    assert len(started) >= 4, started  # the proxy and the services
+    done = subprocess.run([sys.executable, str(ROOT / "deploy" / "hub" / "hubctl.py"), "stop",
+                           "--hub", str(term.hub)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "did not answer" not in done.stderr, done.stderr
+    assert hub_process.poll() is not None and not hubctl.hub_running(term.hub)
+    left = [(pid, hubctl.command_line(pid)[:120]) for pid in started if hubctl.command_line(pid)]
+    assert not left and not hubctl.services_of(term.hub), left
+    names = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True,
+                           text=True, env=containers.image.podman_env()).stdout.split()
+    assert not [n for n in names if n.startswith(container_of(term.hub, ""))], names
 
 
 def http_launch(term, lms, sub: str, **token) -> tuple[requests.Response, dict, dict]:
@@ -353,7 +456,7 @@ def due_now(term) -> None:
     with Gradebook(f"sqlite:///{path}") as gradebook:
         gradebook.update_or_create_assignment(
             steps.ASSIGNMENT, duedate=datetime.now(UTC).replace(tzinfo=None))
-    containers.own_for_containers(path)
+    containers.own_for_containers(term.hub, path)
 
 
 def grades_back_from_the_hub(term, ta, student) -> list[str]:

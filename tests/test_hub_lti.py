@@ -9,7 +9,7 @@ import runpy
 
 import pytest
 from lms_platform import ROLES
-from test_hub_config import DEPLOY, Spawner, hub_config
+from test_hub_config import DEPLOY, Spawner, containers_module, hub_config
 from traitlets.config import Config
 
 ROLES_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/roles"
@@ -27,9 +27,10 @@ def lti_hub_config(tmp_path, monkeypatch, spawner="containers", lti=LTI,
     hub_config(tmp_path, monkeypatch)  # course.json's first version and state/
     course = {**json.loads((tmp_path / "course.json").read_text()), **(course or {})}
     course.update(auth="lti", spawner=spawner, image="localhost/mlmcourse:test", network={
-        "name": "mlmcourse-0123abcd", "subnet": "10.89.65.0/24", "gateway": "10.89.65.1"})
+        "name": "mlmcourse-0123abcd", "subnet": "10.89.65.0/24", "gateway": "10.89.65.1"},
+        container_uid=containers_module().choose_user_id())
     (tmp_path / "course.json").write_text(json.dumps(course))
-    (tmp_path / "lti.json").write_text(json.dumps(lti))
+    (tmp_path / "state" / "lti.json").write_text(json.dumps(lti))
     config = Config()
     runpy.run_path(str(DEPLOY / "jupyterhub_config.py"), {"get_config": lambda: config})
     return config
@@ -44,22 +45,52 @@ def launch(sub: str, *roles: str, deployment: str = "dep-1", context: str = "cou
               ROLES_CLAIM: [ROLES[r] for r in roles], DEPLOYMENT: deployment,
               "nonce": uuid.uuid4().hex, "iat": int(time.time()),
               "https://purl.imsglobal.org/spec/lti/claim/context": {"id": context},
-              "https://purl.imsglobal.org/spec/lti/claim/message_type": kind}
+              "https://purl.imsglobal.org/spec/lti/claim/message_type": kind,
+              "https://purl.imsglobal.org/spec/lti/claim/resource_link": {"id": "link-1"},
+              "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint": {
+                  "lineitem": "https://lms.example/li/7", "scope": []}}
     return {"name": sub, "auth_state": claims}
 
 
 def test_lti_mode_configures_the_lti13_authenticator_from_lti_json(tmp_path, monkeypatch):
     c = lti_hub_config(tmp_path, monkeypatch)
-    assert c.JupyterHub.authenticator_class == "ltiauthenticator.lti13.auth.LTI13Authenticator"
+    from ltiauthenticator.lti13.auth import LTI13Authenticator
+
+    assert issubclass(c.JupyterHub.authenticator_class, LTI13Authenticator)
     auth = c.LTI13Authenticator
     assert (auth.issuer, auth.client_id) == ("https://lms.example", {"tool-1"})
     assert (auth.authorize_url, auth.jwks_endpoint) == ("https://lms.example/auth",
                                                         "https://lms.example/jwks")
     assert auth.username_key == "sub" and auth.manage_groups is True
     assert "PAMAuthenticator" not in c
-    from ltiauthenticator.lti13.auth import LTI13Authenticator  # installed and importable
-
     assert LTI13Authenticator.class_traits()["manage_groups"]
+
+
+def test_a_running_hub_takes_changed_lti_settings_at_the_next_launch(tmp_path, monkeypatch):
+    """`hubctl.py lti` replaces state/lti.json: the login pages and the course's checks read
+    it again (no restart); a broken file later keeps the last good values."""
+    import os
+
+    c = lti_hub_config(tmp_path, monkeypatch)
+    monkeypatch.setattr(__import__("lti_auth"), "learn", lambda *args: None)
+    authenticator = c.JupyterHub.authenticator_class()
+    authenticator.take({**LTI, "issuer": "https://old.example"})
+    assert run_hook(c, launch("ann", "Learner", context="course-1"))[0]["name"] == "lti-ann"
+    settings = tmp_path / "state" / "lti.json"
+    settings.write_text(json.dumps({**LTI, "context_id": "course-2",
+                                    "jwks_url": "https://lms.example/jwks-2"}))
+    os.utime(settings, ns=(1, 1))  # (a new mtime, whatever the clock's resolution)
+    from tornado.web import HTTPError
+
+    with pytest.raises(HTTPError, match="not this course's 'course-2'"):
+        run_hook(c, launch("ann", "Learner", context="course-1"))
+    assert run_hook(c, launch("ann", "Learner", context="course-2"))[0]["name"] == "lti-ann"
+    authenticator.refresh()  # (what the login and callback pages do first)
+    assert authenticator.jwks_endpoint == "https://lms.example/jwks-2"
+    assert authenticator.issuer == "https://lms.example"
+    settings.write_text("{broken")
+    os.utime(settings, ns=(2, 2))
+    assert run_hook(c, launch("bo", "Learner", context="course-2"))[0]["name"] == "lti-bo"
 
 
 def test_pam_stays_the_default(tmp_path, monkeypatch):
@@ -95,6 +126,9 @@ def test_roles_map_to_the_course_groups_on_every_launch(tmp_path, monkeypatch):
     users = json.loads((tmp_path / "state" / "lti-users.json").read_text())
     assert users["lti-ann"] == {"sub": "ann", "name": "Name of ann",
                                 "email": "ann@school.example", "staff": False}
+    # ... and the line item its link's scores go to (passback needs no lineitem_url)
+    links = json.loads((tmp_path / "state" / "lti-links.json").read_text())
+    assert links == {"link-1": {"lineitem": "https://lms.example/li/7", "title": ""}}
     # the exchange learns the class from the launches, names and e-mail with it (the gradebook
     # takes them at the staff's collect); the hub writes nothing in the staff's course folder
     with ngshare_roster.course_session(db_url, "bert_mlm_course") as (db, course):
@@ -255,3 +289,43 @@ def test_the_authenticator_refuses_forged_expired_and_wrong_audience_launches():
         forged = jwt.encode(claims, other, algorithm="RS256", headers={"kid": "platform-1"})
         with pytest.raises(TokenError, match="(?i)signature"):
             validate(lms, forged)
+
+
+def test_hubctl_lti_checks_and_replaces_the_hubs_lti_json(tmp_path, monkeypatch):
+    """`hubctl.py lti FILE`: the LMS's new values, checked (no line item needed), into the
+    hub's state/ beside its records, the key kept; a PAM hub or a short file is refused."""
+    import os
+    import stat
+
+    if os.geteuid() != 0:
+        pytest.skip("hubctl runs as root")
+    hubctl = __import__("runpy").run_path(str(DEPLOY / "hubctl.py"))
+    (tmp_path / "state").mkdir()
+    (tmp_path / "course.json").write_text(json.dumps({"auth": "lti", "spawner": "containers"}))
+    given = tmp_path / "new.json"
+    given.write_text(json.dumps({k: v for k, v in LTI.items() if k != "lineitem_url"}))
+    assert "takes them when it starts" in hubctl["change_lti"](tmp_path, given)
+    settings = json.loads((tmp_path / "state" / "lti.json").read_text())
+    assert settings["key_folder"] == "lti-keys" and "lineitem_url" not in settings
+    assert stat.S_IMODE((tmp_path / "state" / "lti.json").stat().st_mode) == 0o600
+    key = (tmp_path / "state" / "lti-keys" / "tool-private.pem").read_bytes()
+    hubctl["change_lti"](tmp_path, given)
+    assert (tmp_path / "state" / "lti-keys" / "tool-private.pem").read_bytes() == key
+    given.write_text(json.dumps({**LTI, "jwks_url": ""}))
+    with pytest.raises(hubctl["HubError"], match="lacks jwks_url"):
+        hubctl["change_lti"](tmp_path, given)
+    (tmp_path / "course.json").write_text(json.dumps({"auth": "pam"}))
+    with pytest.raises(hubctl["HubError"], match="Unix passwords"):
+        hubctl["change_lti"](tmp_path, given)
+
+
+def test_make_hub_starts_the_hub_set_up_last(tmp_path, monkeypatch):
+    hubctl = __import__("runpy").run_path(str(DEPLOY / "hubctl.py"))
+    default_hub, remember = hubctl["default_hub"], hubctl["remember_hub"]
+    monkeypatch.setitem(default_hub.__globals__, "LAST_HUB", tmp_path / "hub-folder")
+    monkeypatch.delenv("MLMCOURSE_HUB_DIR", raising=False)
+    assert str(default_hub()) == "/srv/mlmcourse-hub"
+    remember(tmp_path / "section2")
+    assert default_hub() == tmp_path / "section2"
+    monkeypatch.setenv("MLMCOURSE_HUB_DIR", "/srv/other")
+    assert str(default_hub()) == "/srv/other"

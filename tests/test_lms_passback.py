@@ -19,8 +19,10 @@ from mlmcourse.lms.passback import (
     Platform,
     passback,
     read_lti_ids,
+    read_names,
     read_scores,
     read_staff,
+    sent_record,
 )
 
 DUE = datetime(2026, 12, 1, 12, 0)
@@ -96,8 +98,8 @@ def test_a_dry_run_sends_nothing_and_shows_each_student(course, capsys):
     assert run(folder, url, "--dry-run") == 0
     out = capsys.readouterr().out
     assert not lms.scores and not lms.tokens
-    for student, score in EXPECTED.items():
-        assert f"{student}: {score:g} / 9 (LTI lms-{student}): would send" in out
+    for student, late in (("ann", ""), ("bob", ", 7 less a late penalty of 2"), ("cy", "")):
+        assert f"{student}: {EXPECTED[student]:g} / 9 (LTI lms-{student}{late}): would send" in out
     assert not (folder / "passback-sent.json").exists()
 
 
@@ -180,3 +182,53 @@ def test_lti_json_names_what_it_lacks(tmp_path):
     (tmp_path / "lti.json").write_text(json.dumps({"issuer": "https://lms.example"}))
     with pytest.raises(PassbackError, match="lacks client_id"):
         Platform.load(tmp_path / "lti.json")
+
+
+def without_line_item(folder) -> None:
+    settings = json.loads((folder / "lti.json").read_text())
+    del settings["lineitem_url"]
+    (folder / "lti.json").write_text(json.dumps(settings))
+
+
+def test_the_line_item_comes_from_the_launches_when_lti_json_names_none(course):
+    """The AGS claim the hub recorded at each launch (lti-links.json beside lti.json) names
+    the gradebook column; without a launch, passback says what to do; two columns, which."""
+    from mlmcourse.lms.launch import AGS_CLAIM, RESOURCE_LINK_CLAIM, record_line_item
+
+    folder, url, lms = course
+    without_line_item(folder)
+    with pytest.raises(PassbackError, match="no line item yet: open the assignment once"):
+        passback(Platform.load(folder / "lti.json"), read_scores(url, "bert_mlm"),
+                 read_lti_ids(folder / "lti-users.json"), folder / "sent.json")
+    launch = {RESOURCE_LINK_CLAIM: {"id": "link-1", "title": "BERT MLM"},
+              AGS_CLAIM: {"lineitem": lms.lineitem_url, "scope": []}}
+    record_line_item(folder, launch)
+    record_line_item(folder, {RESOURCE_LINK_CLAIM: {"id": "link-2"}})  # a link with no grade
+    assert stat.S_IMODE((folder / "lti-links.json").stat().st_mode) == 0o600
+    assert run(folder, url) == 0
+    assert sorted(s["userId"] for s in lms.scores) == ["lms-ann", "lms-bob", "lms-cy"]
+    record_line_item(folder, {**launch, RESOURCE_LINK_CLAIM: {"id": "link-3"},
+                              AGS_CLAIM: {"lineitem": f"{lms.url}/lineitems/2/lineitem"}})
+    with pytest.raises(PassbackError, match="several line items: set lineitem_url"):
+        Platform.load(folder / "lti.json").line_item()
+    (folder / "lti-links.json").unlink()
+    record_line_item(folder, {RESOURCE_LINK_CLAIM: {"id": "link-4"},
+                              AGS_CLAIM: {"lineitems": f"{lms.url}/lineitems"}})
+    with pytest.raises(PassbackError, match="no gradebook column .* \\(Canvas: an External Tool"):
+        Platform.load(folder / "lti.json").line_item()
+
+
+def test_lines_name_the_student_and_the_record_is_the_owners_only(course):
+    """The grades page's lines: the LMS's name beside the hub name; one record of what was sent,
+    beside lti.json, that nobody else reads."""
+    folder, url, lms = course
+    users = folder / "lti-users.json"
+    users.write_text(json.dumps({s: {"sub": f"lms-{s}", "name": f"{s.title()} Example"}
+                                 for s in EXPECTED}))
+    record = sent_record(folder / "lti.json")
+    outcome = passback(Platform.load(folder / "lti.json"), read_scores(url, "bert_mlm"),
+                       read_lti_ids(users), record, names=read_names(users))
+    assert "Bob Example (bob): 5 / 9 (LTI lms-bob, 7 less a late penalty of 2): sent" in (
+        outcome.lines)
+    assert record == folder / "passback-sent.json"
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600

@@ -12,9 +12,16 @@ hub groups, the roster while it runs, the proxy on 127.0.0.1) is the same config
   at set-up, and kept in course.json), so two container hubs run side by side on one machine
   (two courses, or a test beside a running class); their containers are named after it too.
   On the bridge the host offers the hub's API and ngshare at the gateway address, and nothing
-  else of the hub listens there. Browsers reach the servers through the proxy, on 127.0.0.1.
-- Disk: each user's home is <hub>/homes/<user> (uid 1000, the image's `jovyan`); staff also get
-  the course folder <hub>/course at ~/<course_id>. No folder is shared with a student.
+  else of the hub listens there. netavark removes the bridge, and its address, with the hub's
+  last container: the address is also on the host's loopback (a /32), so the hub's API and
+  ngshare stay reachable from the host (`make hub-stop`) whatever the bridge does. Browsers
+  reach the servers through the proxy, on 127.0.0.1.
+- Users: every container runs as `jovyan` with a user id no account of the host holds (chosen
+  at set-up, kept in course.json as "container_uid", checked again at every start; the image's
+  own 1000 is a real account on many machines), so no host account can read the course folder
+  or a home. Each container gets a passwd and group file that name that id `jovyan`.
+- Disk: each user's home is <hub>/homes/<user> (that id, mode 700); staff also get the course
+  folder <hub>/course at ~/<course_id>. No folder is shared with a student.
 - Exchange: ngshare (deploy/hub/ngshare_service.py) as a hub service with its own database in
   state/; the roster says who teaches and who takes the course (ngshare_roster.py).
 - Grading: in the staff's containers, which may create the namespaces the grading sandbox
@@ -23,9 +30,12 @@ hub groups, the roster while it runs, the proxy on 127.0.0.1) is the same config
 
 from __future__ import annotations
 
+import contextlib
+import grp
 import hashlib
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -39,7 +49,9 @@ import ngshare_roster  # noqa: E402  (the exchange's database and files, named o
 from user_limits import LIMITS  # noqa: E402  (memory and CPU per role, declared once)
 
 SUBNETS = [f"10.89.{n}.0/24" for n in range(64, 128)]  # where the hubs' bridges are made
-USER_UID = image.UID
+# The containers' user ids: the first from here that no account, group or subordinate id range
+# (/etc/subuid, /etc/subgid: other users' namespaces) of the host holds.
+FIRST_USER_ID = 200_000
 HOME_IN_CONTAINER = f"/home/{image.USER}"
 ROLES_IN_IMAGE = "/opt/course/roles"
 # Per role: what one server may use (the staff's autograde runs the grader's workers there).
@@ -104,6 +116,60 @@ def choose_network(hub: Path, course: dict | None = None) -> dict:
             "gateway": subnet.rsplit(".", 1)[0] + ".1"}
 
 
+def id_holders(uid: int) -> list[str]:
+    """Who on the host holds this id: an account, a group, a subordinate id range."""
+    holders = []
+    with contextlib.suppress(KeyError):
+        holders.append(f"the account {pwd.getpwuid(uid).pw_name}")
+    with contextlib.suppress(KeyError):
+        holders.append(f"the group {grp.getgrgid(uid).gr_name}")
+    for table in ("/etc/subuid", "/etc/subgid"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines():
+                owner, start, count = (line.split(":") + ["", "", ""])[:3]
+                if start.isdigit() and count.isdigit() and int(start) <= uid < int(
+                        start) + int(count):
+                    holders.append(f"{owner}'s range in {table}")
+    return holders
+
+
+def choose_user_id(course: dict | None = None) -> int:
+    """The containers' user id: kept from course.json, else the first free one (set-up)."""
+    if course and course.get("container_uid"):
+        return int(course["container_uid"])
+    uid = FIRST_USER_ID
+    while id_holders(uid):
+        uid += 1
+    return uid
+
+
+def check_user_id(uid: int) -> None:
+    """At set-up and every start: an account made since would read every home and the
+    course folder (solutions, the gradebook) as the containers' user."""
+    holders = id_holders(uid)
+    if holders:
+        raise ContainerError(
+            f"the containers run their users as id {uid}, which {', '.join(holders)} holds "
+            "on this machine: it could read the course folder and every home. Give that "
+            "account another id, or choose another for the hub (course.json's container_uid, "
+            "then chown -R the hub's homes/ and course/ to it)")
+
+
+def user_files(hub: Path, uid: int) -> tuple[Path, Path]:
+    """passwd and group for the containers (mounted read-only over the image's): `jovyan` is
+    the chosen id, so a terminal, `whoami` and Python's pwd name the user as the image does."""
+    folder = hub / "state" / "container-users"
+    folder.mkdir(exist_ok=True)
+    passwd, group = folder / "passwd", folder / "group"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n"
+                      f"{image.USER}:x:{uid}:{uid}::{HOME_IN_CONTAINER}:/bin/bash\n"
+                      "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+    group.write_text(f"root:x:0:\n{image.USER}:x:{uid}:\nnogroup:x:65534:\n")
+    for path in (folder, passwd, group):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    return passwd, group
+
+
 def ensure_network(network: dict) -> None:
     """The hub's bridge with the gateway address on the host before any container runs (the
     hub listens there); podman attaches the containers to this same bridge."""
@@ -121,16 +187,25 @@ def ensure_network(network: dict) -> None:
     if f"{gateway}/" not in shown.stdout:
         subprocess.run(["ip", "addr", "add", f"{gateway}/24", "dev", bridge], check=True)
     subprocess.run(["ip", "link", "set", bridge, "up"], check=True)
+    # netavark deletes the bridge with the last container, and the gateway address with it:
+    # on the loopback too, the hub's API outlives it (the host reaches it; containers come
+    # through the bridge, which has the address whenever a container is there).
+    on_loopback = subprocess.run(["ip", "-br", "addr", "show", "dev", "lo"],
+                                 capture_output=True, text=True).stdout
+    if f"{gateway}/32" not in on_loopback:
+        subprocess.run(["ip", "addr", "add", f"{gateway}/32", "dev", "lo"], check=True)
 
 
 def remove_network(network: dict) -> None:
-    """The hub's bridge, when the hub is gone (tests): podman's network and the host's link
-    that ensure_network gave the gateway address."""
+    """The hub's bridge, when the hub is gone (tests): podman's network, the host's link
+    that ensure_network gave the gateway address, and that address on the loopback."""
     bridge = podman("network", "inspect", "--format", "{{.NetworkInterface}}",
                     network["name"], check=False).stdout.strip()
     podman("network", "rm", "-f", network["name"], check=False)
     if bridge:
         subprocess.run(["ip", "link", "del", bridge], capture_output=True)
+    subprocess.run(["ip", "addr", "del", f"{network['gateway']}/32", "dev", "lo"],
+                   capture_output=True)
 
 
 def container_name(network: dict, user: str) -> str:
@@ -138,21 +213,28 @@ def container_name(network: dict, user: str) -> str:
 
 
 def prepare(hub: Path) -> str:
-    """Before the hub starts: the image of the course as it is now (built, or loaded from its
-    cache; course.json names it for the servers), matplotlib's font list for it, the network.
-    Returns the image's tag."""
-    tag = image.ensure()
+    """Before the hub starts: the containers' user id (no account may hold it), the image of
+    the course as it is now (built, or loaded from its cache; course.json names it for the
+    servers), matplotlib's font list for it, the network. Returns the image's tag."""
     course = json.loads((hub / "course.json").read_text())
+    uid = choose_user_id(course)
+    check_user_id(uid)  # (first: no image is built for a hub that may not start)
+    tag = image.ensure()
     network = choose_network(hub, course)
-    if course.get("image") != tag or course.get("network") != network:
-        course.update(image=tag, network=network)
+    if (course.get("image"), course.get("network"), course.get("container_uid")) != (
+            tag, network, uid):
+        course.update(image=tag, network=network, container_uid=uid)
         (hub / "course.json").write_text(json.dumps(course, indent=2) + "\n")
-    font_cache(hub, tag)
+    font_cache(hub, tag, uid)
+    homes = sorted((hub / "homes").iterdir()) if (hub / "homes").is_dir() else []
+    for folder in (course_folder(hub), *homes):  # (a hub set up when it was uid 1000)
+        if folder.is_dir() and folder.stat().st_uid != uid:
+            own_for_containers(hub, folder)
     ensure_network(network)
     return tag
 
 
-def font_cache(hub: Path, tag: str) -> Path:
+def font_cache(hub: Path, tag: str, uid: int) -> Path:
     """matplotlib's font list for this image, made once (one container run, a few seconds):
     every new home gets a copy, or a student's first plot would print "Matplotlib is building
     the font cache" on stderr, and Validate reports a cell that writes to stderr as failed."""
@@ -161,8 +243,9 @@ def font_cache(hub: Path, tag: str) -> Path:
         partial = folder.with_name(folder.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
-        os.chown(partial, USER_UID, USER_UID)
-        podman("run", "--rm", "--network", "none", "-v", f"{partial}:/cache",
+        os.chown(partial, uid, uid)
+        podman("run", "--rm", "--network", "none", "--user", f"{uid}:{uid}",
+               "-v", f"{partial}:/cache",
                "-e", "MPLCONFIGDIR=/cache", tag, "python", "-c",
                "import matplotlib.font_manager")
         partial.rename(folder)
@@ -171,7 +254,7 @@ def font_cache(hub: Path, tag: str) -> Path:
 
 def ensure_home(hub: Path, user: str, fonts: Path | None = None,
                 student: bool = False) -> Path:
-    """<hub>/homes/<user>, owned by the image's user (a container sees it as its home), with
+    """<hub>/homes/<user>, owned by the containers' user (a container sees it as its home), with
     matplotlib's font list in place and, for a student, the Assignment List as the first view."""
     home = hub / "homes" / user
     if not home.is_dir():
@@ -181,7 +264,7 @@ def ensure_home(hub: Path, user: str, fonts: Path | None = None,
             shutil.copytree(fonts, home / ".cache" / "matplotlib")
         if student:
             open_on_the_assignment_list(home / ".jupyter" / "lab" / "workspaces")
-        own_for_containers(home)
+        own_for_containers(hub, home)
     return home
 
 
@@ -206,9 +289,16 @@ def course_folder(hub: Path) -> Path:
     return hub / "course"
 
 
-def own_for_containers(path: Path) -> None:
-    """Files the hub wrote for the servers (course folder, homes) belong to the image's user."""
-    subprocess.run(["chown", "-R", f"{USER_UID}:{USER_UID}", str(path)], check=True)
+def user_id(hub: Path) -> int:
+    """The containers' user id of this hub (course.json; set-up and every start choose it)."""
+    return int(json.loads((hub / "course.json").read_text())["container_uid"])
+
+
+def own_for_containers(hub: Path, path: Path) -> None:
+    """Files the hub wrote for the servers (course folder, homes) belong to the containers'
+    user."""
+    uid = user_id(hub)
+    subprocess.run(["chown", "-R", f"{uid}:{uid}", str(path)], check=True)
 
 
 def remove_containers(prefix: str) -> None:
@@ -247,6 +337,9 @@ def configure(c, hub: Path, course: dict, role, ports: dict) -> None:
     c.DockerSpawner.use_internal_ip = True
     c.DockerSpawner.remove = True  # the home folder stays; the container goes with the server
     c.DockerSpawner.notebook_dir = HOME_IN_CONTAINER
+    uid = int(course["container_uid"])  # (no account of the host holds it: prepare checks)
+    c.DockerSpawner.extra_create_kwargs = {"user": f"{uid}:{uid}"}
+    passwd, group = user_files(hub, uid)
     # after the hub's bridge, so two hubs' containers of one user differ (Unix names are safe)
     c.DockerSpawner.name_template = container_name(network, "{raw_username}")
     c.Spawner.default_url = "/lab"
@@ -259,6 +352,7 @@ def configure(c, hub: Path, course: dict, role, ports: dict) -> None:
         staff = role(spawner) == "instructor"
         fonts = hub / "state" / f"matplotlib-{course['image'].rpartition(':')[2]}"
         volumes = {str(ensure_home(hub, user, fonts, student=not staff)): HOME_IN_CONTAINER}
+        spawner.read_only_volumes = {str(passwd): "/etc/passwd", str(group): "/etc/group"}
         if staff:
             volumes[str(course_folder(hub))] = course_in_container
         spawner.volumes = volumes
@@ -266,6 +360,7 @@ def configure(c, hub: Path, course: dict, role, ports: dict) -> None:
         spawner.mem_limit, spawner.cpu_limit = limits["mem"], limits["cpus"]
         spawner.extra_host_config = {"security_opt": STAFF_SECURITY} if staff else {}
         spawner.environment = {
+            "HOME": HOME_IN_CONTAINER,  # (the image's passwd does not know the id it runs as)
             "MLMCOURSE_COURSE_ID": course_id,
             "MLMCOURSE_COURSE_DIR": course_in_container,
             "MLMCOURSE_NGSHARE_URL": f"{ngshare_url}/services/ngshare/",

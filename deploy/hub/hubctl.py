@@ -6,9 +6,14 @@ steps). Run as root: the hub starts each user's server as that Unix user.
         [--create-users]
     python deploy/hub/hubctl.py setup --hub /srv/mlmcourse-hub --instructor alice \
         --spawner containers --auth lti --lti lti.json   (logins by launch from the LMS)
-    python deploy/hub/hubctl.py start --hub /srv/mlmcourse-hub
-    python deploy/hub/hubctl.py roster --hub /srv/mlmcourse-hub roster.csv [--create-users]
-    python deploy/hub/hubctl.py stop --hub /srv/mlmcourse-hub   (every server, the hub, the proxy)
+    python deploy/hub/hubctl.py start [--hub DIR]
+    python deploy/hub/hubctl.py roster [--hub DIR] roster.csv [--create-users]
+    python deploy/hub/hubctl.py lti [--hub DIR] lti.json   (new LMS values, the hub running or not)
+    python deploy/hub/hubctl.py stop [--hub DIR]   (every server and container, the hub, its
+                                                    services, the proxy)
+
+Without --hub: MLMCOURSE_HUB_DIR, else the hub set up last from this clone (build/hub-folder),
+else /srv/mlmcourse-hub; so `make hub` and `make hub-stop` mean the hub that was set up.
 
 Who is in the class is kept by the system: the Unix groups <course_id>-staff (the instructor and
 the TAs) and <course_id>-students say who may log in, and the hub groups of the same names which
@@ -64,6 +69,8 @@ from mlmcourse.course.roster import Member, RosterError, read_roster
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = Path(__file__).resolve().parent
+DEFAULT_HUB = Path("/srv/mlmcourse-hub")
+LAST_HUB = REPO / "build" / "hub-folder"  # the hub set up last: what `make hub` starts
 COURSE_ID = "bert_mlm_course"
 ASSIGNMENT = "bert_mlm"
 PROXY = REPO / "build" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -119,7 +126,9 @@ def home(name: str) -> Path:
     try:
         return Path(pwd.getpwnam(name).pw_dir)
     except KeyError:
-        raise HubError(f"no Unix user {name!r}: create it first (or pass --create-users)") from None
+        raise HubError(f"no Unix user {name!r}: create it first (`sudo useradd --create-home "
+                       f"{name}`, or pass --create-users; in LTI mode the instructor's account "
+                       "owns the course's files on this machine and never logs in)") from None
 
 
 def staff_group(course_id: str = COURSE_ID) -> str:
@@ -375,7 +384,7 @@ def update_gradebook(hub: Path, instructor: str, course: Path, add: list[Member]
     # SQLite makes a new database 0644 whatever the umask allows: staff must write it too
     os.chmod(course / "gradebook.db", 0o660)
     if on_containers(hub):
-        containers().own_for_containers(course)
+        containers().own_for_containers(hub, course)
 
 
 def ngshare_roster_module():
@@ -478,20 +487,66 @@ def stop_server(hub: Path, name: str, seconds: float = 60) -> None:
 
 def stop_everything(hub: Path, seconds: float = 60) -> list[str]:
     """`make hub-stop`: every user's server (through the hub, so its database knows), then the
-    hub, then the proxy. A plain stop of the hub leaves servers and proxy running on purpose
-    (a restart keeps every kernel); this is the end of a term, or of a machine's day."""
+    hub, then whatever it started (its services: podman's API, ngshare, the LMS tool, the
+    culler), then the proxy; on containers, any container of the hub that is left. A plain
+    stop of the hub leaves servers and proxy running on purpose (a restart keeps every
+    kernel); this is the end of a term, or of a machine's day, and does not depend on the
+    hub answering."""
     stopped = []
     pid = hub_pid(hub)
     if pid is not None:
-        for user in api(hub, "GET", "/users") or []:
-            if user.get("server") or user.get("pending"):
-                stop_server(hub, user["name"], seconds)
-                stopped.append(user["name"])
+        try:
+            for user in api(hub, "GET", "/users") or []:
+                if user.get("server") or user.get("pending"):
+                    stop_server(hub, user["name"], seconds)
+                    stopped.append(user["name"])
+        except (HubError, OSError) as err:  # (an API that does not answer: stopped below)
+            print(f"the hub's API did not answer ({err}): its servers are stopped without it",
+                  file=sys.stderr)
+        started = descendants(pid)
         end_process(pid, seconds)
+        for child in started:
+            end_process(child, 10)
+    for leftover in services_of(hub):  # (started by a hub that was killed before)
+        end_process(leftover, 10)
+    if on_containers(hub):
+        module = containers()
+        module.remove_containers(module.container_name(read_course(hub)["network"], ""))
     proxy = pid_in(hub / "state" / "proxy.pid")
     if proxy is not None and b"configurable-http-proxy" in command_line(proxy):
         end_process(proxy, seconds)
     return stopped
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes the given one started, and theirs (from /proc's parent ids)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, queue = [], list(children.get(pid, []))
+    while queue:
+        child = queue.pop()
+        found.append(child)
+        queue.extend(children.get(child, []))
+    return found
+
+
+# What the hub starts as its services, each naming the hub's folder on its command line.
+SERVICE_MARKS = (b"ngshare_service.py", b"lti_service.py", b"system\0service")
+
+
+def services_of(hub: Path) -> list[int]:
+    """Processes of this hub's services still running (their command line names the hub)."""
+    mark = str(hub).encode()
+    return [int(entry.name) for entry in Path("/proc").iterdir()
+            if entry.name.isdigit() and int(entry.name) != os.getpid()
+            and mark in (line := command_line(int(entry.name)))
+            and any(service in line for service in SERVICE_MARKS)]
 
 
 def command_line(pid: int) -> bytes:
@@ -519,9 +574,42 @@ def end_process(pid: int, seconds: float) -> None:
 # ---------------------------------------------------------------------------------------------
 # Setting up and starting.
 
+def default_hub() -> Path:
+    """The hub `make hub` and `make hub-stop` mean: MLMCOURSE_HUB_DIR, else the one set up
+    last from this clone (`hubctl.py setup --hub DIR` remembers it), else /srv/mlmcourse-hub."""
+    if os.environ.get("MLMCOURSE_HUB_DIR"):
+        return Path(os.environ["MLMCOURSE_HUB_DIR"])
+    try:
+        return Path(LAST_HUB.read_text().strip())
+    except OSError:
+        return DEFAULT_HUB
+
+
+def remember_hub(hub: Path) -> None:
+    LAST_HUB.parent.mkdir(parents=True, exist_ok=True)
+    LAST_HUB.write_text(f"{hub}\n")
+
+
+def source_notebooks() -> list[str]:
+    """The assignment's notebooks, as source/ has them (a new notebook joins by being there)."""
+    from mlmcourse.course.layout import notebook_names
+
+    return notebook_names(REPO)
+
+
+def max_score(notebooks: list[str]) -> float:
+    """The points of these source notebooks: the score maximum passback sends once they are
+    all released, and what the LMS's assignment should be worth."""
+    from mlmcourse.course import nbio
+    from mlmcourse.course.cells import total_points
+
+    return sum(total_points(nbio.read(REPO / "source" / ASSIGNMENT / f"{name}.ipynb"))
+               for name in notebooks)
+
 SPAWNERS = ("local", "containers")
 AUTHS = ("pam", "lti")  # logins: Unix users' passwords, or launches from the LMS (LTI 1.3)
 LTI_KEYS = "state/lti-keys"  # the tool's key pair, under the hub's root-only state/
+LTI_SETTINGS = "state/lti.json"  # the hub's lti.json (lti_auth.SETTINGS)
 
 
 def containers():
@@ -613,7 +701,7 @@ def setup(hub: Path, instructor: str, students: list[str] = (), tas: list[str] =
     else:
         apply_roster(hub, instructor, members, create_users)
     if spawner == "containers":
-        containers().own_for_containers(course)
+        containers().own_for_containers(hub, course)
         # the staff's containers (its owner) only: no account of the machine reads the
         # solutions in source/, whatever the umask made of the files inside
         os.chmod(course, 0o700)
@@ -639,10 +727,12 @@ def check_auth(auth: str, spawner: str, lti: Path | None) -> None:
         raise HubError("--auth lti needs --lti FILE: the platform's values (README: lti.json)")
 
 
-def install_lti(hub: Path, lti: Path) -> None:
-    """The hub's lti.json (the platform's values, the tool's keys under state/, root only) and
-    the tool's key pair, made once: its JWKS is what the LMS registers."""
+def install_lti(hub: Path, lti: Path) -> Path:
+    """The hub's lti.json (state/, root only: beside the launches' records and what passback
+    sent) from the platform's values, checked, replaced whole (a running hub reads it again at
+    its next launch), and the tool's key pair, made once: its JWKS is what the LMS registers."""
     from mlmcourse.lms.keys import ensure_keys
+    from mlmcourse.lms.launch import write_private
     from mlmcourse.lms.settings import (
         HUB_FIELDS,
         PASSBACK_FIELDS,
@@ -655,9 +745,24 @@ def install_lti(hub: Path, lti: Path) -> None:
         values = read_lti_settings(lti, tuple(f for f in fields if f != "key_folder"))
     except LtiSettingsError as err:
         raise HubError(str(err)) from None
-    values["key_folder"] = LTI_KEYS
-    (hub / "lti.json").write_text(json.dumps(values, indent=2) + "\n")
+    settings = hub / LTI_SETTINGS
+    values["key_folder"] = os.path.relpath(hub / LTI_KEYS, settings.parent)
     ensure_keys(hub / LTI_KEYS)
+    write_private(settings, values)
+    return settings
+
+
+def change_lti(hub: Path, lti: Path) -> str:
+    """`hubctl.py lti FILE`: new LMS values for a set-up LTI hub, running or not."""
+    require_root()
+    if read_course(hub).get("auth") != "lti":
+        raise HubError(f"{hub} logs in with Unix passwords: set it up with --auth lti first")
+    if not lti.is_file():
+        raise HubError(f"no file {lti}: the platform's values (lti.json)")
+    settings = install_lti(hub, lti)
+    when = ("the running hub takes them at the next launch, its grades page at the next look"
+            if hub_running(hub) else "the hub takes them when it starts")
+    return f"{settings} changed: {when}"
 
 
 def write_course(hub: Path, instructor: str, spawner: str, course_id: str,
@@ -669,6 +774,12 @@ def write_course(hub: Path, instructor: str, spawner: str, course_id: str,
         before = json.loads((hub / "course.json").read_text()) if (
             hub / "course.json").is_file() else None
         info["network"] = containers().choose_network(hub, before)  # the hub's own bridge
+        # the containers' user: an id no account of the machine holds, kept from then on
+        info["container_uid"] = containers().choose_user_id(before)
+        try:
+            containers().check_user_id(info["container_uid"])
+        except containers().ContainerError as err:
+            raise HubError(str(err)) from None
     (hub / "course.json").write_text(json.dumps(info, indent=2) + "\n")
     return info
 
@@ -731,6 +842,10 @@ elif os.environ.get("MLMCOURSE_EXCHANGE"):
     c.Exchange.root = os.environ["MLMCOURSE_EXCHANGE"]
 # the hub's course id (a second course or section on the machine has its own)
 c.CourseDirectory.course_id = os.environ.get("MLMCOURSE_COURSE_ID", c.CourseDirectory.course_id)
+# feedback names each student as the gradebook does, not by a hub name (lti-...)
+c.GenerateFeedback.preprocessors = [*c.GenerateFeedback.preprocessors,
+                                    "mlmcourse_hub.NamedStudent"]
+c.GenerateFeedback.exporter_class = "mlmcourse_hub.NamedFeedbackExporter"
 '''
 
 
@@ -793,23 +908,33 @@ def start_checks(hub: Path) -> None:
         reason = containers().why_not_here()
         if reason:
             raise HubError(f"the container hub cannot start here: {reason}")
-        containers().prepare(hub)  # the image (from its cache), the containers' network
+        try:  # the image (from its cache), the containers' network and user id
+            containers().prepare(hub)
+        except containers().ContainerError as err:
+            raise HubError(str(err)) from None
+    legacy = hub / "lti.json"  # (a hub set up before its lti.json moved to state/)
+    if read_course(hub).get("auth") == "lti" and legacy.is_file() and not (
+            hub / LTI_SETTINGS).is_file():
+        install_lti(hub, legacy)
+        legacy.unlink()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["setup", "start", "roster", "stop"])
+    parser.add_argument("action", choices=["setup", "start", "roster", "stop", "lti"])
     parser.add_argument("roster_file", nargs="?", type=Path,
-                        help="roster: the class as a CSV (id, first_name, last_name, email, role)")
-    parser.add_argument("--hub", type=Path, default=Path("/srv/mlmcourse-hub"),
-                        help="the hub's folder, outside the repository (default "
-                        "/srv/mlmcourse-hub)")
+                        help="roster: the class as a CSV (id, first_name, last_name, email, "
+                        "role); lti: the platform's new values (lti.json)")
+    parser.add_argument("--hub", type=Path, default=None,
+                        help="the hub's folder, outside the repository (default: the one set "
+                        f"up last, else {DEFAULT_HUB}; or MLMCOURSE_HUB_DIR)")
     parser.add_argument("--instructor", help="the instructor's Unix user (setup)")
     parser.add_argument("--roster", type=Path, help="the class as a CSV (setup; as `roster`)")
     parser.add_argument("--students", default="", help="comma-separated Unix users (setup)")
     parser.add_argument("--tas", default="", help="comma-separated Unix users (setup)")
-    parser.add_argument("--notebooks", default="01_corruption,02_stable_log_softmax,"
-                        "03_empty_mask_and_gradient,04_experiment,05_why_80_10_10,06_real_bert")
+    parser.add_argument("--notebooks", default=",".join(source_notebooks()),
+                        help="setup: the notebooks of the assignment, comma-separated (default: "
+                        "every notebook of source/, as the course's build releases them)")
     parser.add_argument("--course-id", default=COURSE_ID,
                         help="setup: the course's id (default bert_mlm_course); a second course "
                         "or section on this machine takes another, and a hub folder and ports "
@@ -826,8 +951,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="create missing users with useradd (no password: set it with passwd)")
     args = parser.parse_intermixed_args(argv)  # `roster --hub H FILE` and `roster FILE --hub H`
     split = lambda text: [name for name in text.split(",") if name]  # noqa: E731
-    hub = args.hub.resolve()
+    hub = (args.hub or default_hub()).resolve()
     try:
+        if args.action == "lti":
+            if not args.roster_file:
+                raise HubError("lti needs the platform's values: hubctl.py lti FILE.json")
+            print(change_lti(hub, args.roster_file))
+            return 0
         if args.action == "setup":
             if not args.instructor or not (args.students or args.roster or args.auth == "lti"):
                 raise HubError("setup needs --instructor NAME and --roster FILE.csv or "
@@ -836,7 +966,10 @@ def main(argv: list[str] | None = None) -> int:
             setup(hub, args.instructor, split(args.students), split(args.tas),
                   split(args.notebooks), args.create_users, roster, args.spawner,
                   args.course_id, args.auth, args.lti)
+            remember_hub(hub)
             print(f"hub prepared in {hub}; start it with: make hub")
+            print(f"the assignment's maximum score: {max_score(split(args.notebooks)):g} points "
+                  f"({', '.join(split(args.notebooks))}): the LMS's assignment takes the same")
             return 0
         if args.action == "roster":
             require_root()
@@ -865,9 +998,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         start_checks(hub)
         command, env = hub_command(hub)
-        print(f"JupyterHub on http://127.0.0.1:{env.get('MLMCOURSE_HUB_PORT', 8000)}/ "
-              f"(users log in with their own Unix password; logs in {hub / 'logs'}); "
-              "Ctrl-C stops it")
+        how = ("users come by launch from the LMS's assignment link"
+               if read_course(hub).get("auth") == "lti"
+               else "users log in with their own Unix password")
+        print(f"JupyterHub of {hub} on http://127.0.0.1:{env.get('MLMCOURSE_HUB_PORT', 8000)}/ "
+              f"({how}; logs in {hub / 'logs'}); Ctrl-C stops it, `make hub-stop` stops "
+              "everything")
         os.chdir(hub / "state")
         os.execve(command[0], command, env)
     except (HubError, RosterError) as err:

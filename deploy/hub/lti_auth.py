@@ -6,7 +6,9 @@ The authenticator checks each id_token (signature against the platform's JWKS, i
 audience = client id, nonce, expiry); the course adds what it decides: the user name from `sub`
 (never the display name), the roles claim as exactly one of the course's hub groups on every
 launch (`manage_groups`: a role changed in the LMS changes here next time), and the launch
-recorded for passback (state/lti-users.json, root only).
+recorded for passback (state/lti-users.json, root only) with the line item its AGS claim names
+(state/lti-links.json). lti.json (state/lti.json) is read again when it changes (`hubctl.py lti`):
+a running hub takes new LMS values at the next launch, without a restart.
 
 Servers in LTI mode run in containers only (`--spawner containers`): the local spawner runs a
 server as the user's own Unix account, and making Unix accounts from a web request (as root)
@@ -27,6 +29,7 @@ from mlmcourse.lms.launch import (
     course_groups,
     is_staff,
     record_launch,
+    record_line_item,
     user_name,
 )
 from mlmcourse.lms.settings import HUB_FIELDS, LtiSettingsError, read_lti_settings
@@ -37,21 +40,67 @@ SERVICE = "lms"
 # LTI13Authenticator refuses an id_token issued more than this long ago (its max_age): a nonce
 # needs remembering for that long, so a used one is never accepted twice.
 TOKEN_MAX_AGE = 600
+# The hub's lti.json, beside what passback reads and keeps (launch records, what was sent), so
+# `python -m mlmcourse passback --config <hub>/state/lti.json` shares the hub's records.
+SETTINGS = "state/lti.json"
 
 
-def settings(hub: Path) -> dict:
-    try:
-        return read_lti_settings(hub / "lti.json", HUB_FIELDS)
-    except LtiSettingsError as err:
-        raise SystemExit(f"LTI mode: {err}") from err
+class LiveSettings:
+    """lti.json as it is now: read again when the file changes (`hubctl.py lti` checks and
+    replaces it whole), so a running hub takes new LMS values at its next launch."""
+
+    def __init__(self, path: Path):
+        self.path, self.stamp, self.values = path, None, {}
+
+    def current(self) -> dict:
+        try:
+            stamp = self.path.stat().st_mtime_ns
+            if stamp != self.stamp:
+                self.values, self.stamp = read_lti_settings(self.path, HUB_FIELDS), stamp
+        except (OSError, LtiSettingsError) as err:
+            if not self.values:  # (at start: the hub cannot run; later: the last good values)
+                raise SystemExit(f"LTI mode: {err}") from err
+        return self.values
+
+
+def authenticator_class(live: LiveSettings):
+    """LTI13Authenticator whose login and callback pages first take lti.json's current values
+    (issuer, client id, the platform's URLs: the authenticator reads them on each request)."""
+    from ltiauthenticator.lti13.auth import LTI13Authenticator
+    from ltiauthenticator.lti13.handlers import LTI13CallbackHandler, LTI13LoginInitHandler
+
+    class CurrentSettings:
+        async def prepare(self):
+            self.authenticator.refresh()
+            return await super().prepare()
+
+    class CourseLTI13Authenticator(LTI13Authenticator):
+        login_handler = type("LoginInit", (CurrentSettings, LTI13LoginInitHandler), {})
+        callback_handler = type("Callback", (CurrentSettings, LTI13CallbackHandler), {})
+
+        def refresh(self) -> None:
+            self.take(live.current())
+
+        def take(self, values: dict) -> None:
+            if self.issuer != values["issuer"]:
+                self.issuer = values["issuer"]
+            if self.client_id != {values["client_id"]}:
+                self.client_id = {values["client_id"]}
+            if self.authorize_url != values["authorize_url"]:
+                self.authorize_url = values["authorize_url"]
+            if self.jwks_endpoint != values["jwks_url"]:
+                self.jwks_endpoint = values["jwks_url"]
+
+    return CourseLTI13Authenticator
 
 
 def configure(c, hub: Path, course_id: str, spawner: str, admins: set[str]) -> None:
     if spawner != "containers":
         raise SystemExit("LTI mode needs the containers spawner (hubctl.py setup --spawner "
                          "containers): the local spawner runs servers as Unix users")
-    values = settings(hub)
-    c.JupyterHub.authenticator_class = "ltiauthenticator.lti13.auth.LTI13Authenticator"
+    live = LiveSettings(hub / SETTINGS)
+    values = live.current()
+    c.JupyterHub.authenticator_class = authenticator_class(live)
     c.LTI13Authenticator.issuer = values["issuer"]
     c.LTI13Authenticator.client_id = {values["client_id"]}
     c.LTI13Authenticator.authorize_url = values["authorize_url"]
@@ -64,7 +113,7 @@ def configure(c, hub: Path, course_id: str, spawner: str, admins: set[str]) -> N
     # A launch is the way in, and it sets the role: a login lasts a day, so a role taken away
     # in the LMS (a TA no longer) ends here within a day even without another launch.
     c.JupyterHub.cookie_max_age_days = 1
-    c.Authenticator.post_auth_hook = post_auth_hook(hub, course_id, values, admins)
+    c.Authenticator.post_auth_hook = post_auth_hook(hub, course_id, live, admins)
 
 
 def add_tool_service(c, hub: Path, staff_group: str, port: int) -> None:
@@ -104,7 +153,7 @@ class UsedNonces:
             self.seen[nonce] = now
 
 
-def post_auth_hook(hub: Path, course_id: str, values: dict, admins: set[str]):
+def post_auth_hook(hub: Path, course_id: str, live: LiveSettings, admins: set[str]):
     """The course's checks and bookkeeping of a launch the authenticator accepted."""
     nonces, writing = UsedNonces(), threading.Lock()
     staff_group = f"{course_id}-staff"
@@ -112,6 +161,7 @@ def post_auth_hook(hub: Path, course_id: str, values: dict, admins: set[str]):
     async def hook(authenticator, handler, authentication: dict) -> dict:
         claims = authentication.get("auth_state") or {}
         try:
+            values = live.current()
             check_course_launch(claims, values["deployment_id"], values["context_id"])
             nonces.use(claims.get("nonce"), claims.get("iat", 0))
             name = user_name(claims["sub"])
@@ -147,7 +197,8 @@ async def stop_a_server_of_another_role(handler, name: str, staff: bool, staff_g
 
 def learn(hub: Path, course_id: str, name: str, claims: dict, lock: threading.Lock) -> None:
     """What a launch tells the course about its user, kept where each reader looks: the
-    launch record (passback's LTI ids) and the exchange's roster (who may fetch, who collects;
+    launch record (passback's LTI ids), the line item of its link (its AGS claim: where the
+    scores go) and the exchange's roster (who may fetch, who collects;
     with the student's name and e-mail, which the gradebook takes at the staff's collect).
     The hub (root) writes only its own state/, never the staff's course folder."""
     import ngshare_roster
@@ -155,6 +206,7 @@ def learn(hub: Path, course_id: str, name: str, claims: dict, lock: threading.Lo
     person = ngshare_roster.Person(name, *names(claims), claims.get("email", ""))
     with lock:
         record_launch(hub / "state", name, claims)
+        record_line_item(hub / "state", claims)
         db_url, _ = ngshare_roster.locations(hub)
         ngshare_roster.enrol(db_url, course_id, person, teaches=is_staff(claims))
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 ASSIGNMENT = "bert_mlm"
+SETTINGS = "state/lti.json"  # (lti_auth.SETTINGS: the hub's lti.json, beside its records)
 
 
 def run_passback(hub: Path, dry_run: bool):
@@ -34,24 +35,28 @@ def run_passback(hub: Path, dry_run: bool):
     from sqlalchemy.exc import SQLAlchemyError
 
     from mlmcourse.lms.keys import KeyFolderError
+    from mlmcourse.lms.launch import USERS_FILE
     from mlmcourse.lms.passback import (
         PassbackError,
         Platform,
         passback,
         read_lti_ids,
+        read_names,
         read_scores,
         read_staff,
+        sent_record,
     )
 
-    users = hub / "state" / "lti-users.json"
+    settings = hub / SETTINGS
+    users = settings.parent / USERS_FILE  # (the launches' record, beside lti.json)
     try:
         with private_copy(hub / "course" / "gradebook.db", hub / "state") as gradebook:
-            platform = Platform.load(hub / "lti.json")
+            platform = Platform.load(settings)
             ids = read_lti_ids(users)
             scores = read_scores(f"sqlite:///{gradebook}", ASSIGNMENT,
                                  hub / "course" / "submitted")
-            return passback(platform, scores, ids, hub / "state" / "passback-sent.json",
-                            dry_run, staff=read_staff(users))
+            return passback(platform, scores, ids, sent_record(settings), dry_run,
+                            staff=read_staff(users), names=read_names(users))
     except (PassbackError, KeyFolderError, OSError, ValueError) as err:
         return str(err)
     except SQLAlchemyError as err:
@@ -83,7 +88,8 @@ button {{ font-size: 1rem; padding: .5rem 1rem; }}
 <body><main><h1>{title}</h1>
 <p>Assignment <code>{assignment}</code>: each student's score after the late penalty and
 manual grades, to the LMS's line item. Only a score that changed since the last sending
-goes.</p>
+goes. The formgrader shows points before the late penalty: a line says when the penalty
+took some (under the late policy <code>zero</code>, all of them).</p>
 <h2>{heading}</h2>
 <ul id="passback-lines">{lines}</ul>
 {form}
@@ -156,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(level=logging.INFO, format="[%(levelname)1.1s %(asctime)s lms] "
                         "%(message)s")
-    key_folder = Platform.load(args.hub / "lti.json").key_folder
+    key_folder = Platform.load(args.hub / SETTINGS).key_folder
     ensure_keys(key_folder)  # (hubctl.py setup made them, 0600; a key others read stops here)
     prefix = os.environ["JUPYTERHUB_SERVICE_PREFIX"]
     url = urlparse(os.environ["JUPYTERHUB_SERVICE_URL"])

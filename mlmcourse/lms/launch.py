@@ -23,7 +23,11 @@ MESSAGE_TYPE_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/message_type"
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
 # LIS role names that make a user staff of the course.
 STAFF_ROLES = {"Instructor", "TeachingAssistant", "ContentDeveloper", "Administrator"}
+RESOURCE_LINK_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/resource_link"
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+# Beside the tool's lti.json (the hub's state/): who launched, and which line item each link has
 USERS_FILE = "lti-users.json"
+LINKS_FILE = "lti-links.json"
 
 
 class LaunchRefused(Exception):
@@ -95,9 +99,9 @@ def course_groups(claims: dict, course_id: str) -> list[str]:
 
 
 def record_launch(folder: Path, name: str, claims: dict) -> None:
-    """user name -> sub, name, e-mail, in lti-users.json (mode 0600: e-mail addresses),
-    replaced whole so a reader never sees half a file. A name already recorded for another
-    sub is refused: two LMS users never share a hub user (home, gradebook row, LTI id)."""
+    """user name -> sub, name, e-mail, in lti-users.json (write_private). A name already
+    recorded for another sub is refused: two LMS users never share a hub user (home,
+    gradebook row, LTI id)."""
     path = folder / USERS_FILE
     users = json.loads(path.read_text()) if path.exists() else {}
     known = users.get(name, {}).get("sub", claims["sub"])
@@ -105,8 +109,32 @@ def record_launch(folder: Path, name: str, claims: dict) -> None:
         raise LaunchRefused(f"the hub name {name} belongs to another LMS user already")
     users[name] = {"sub": claims["sub"], "name": claims.get("name", ""),
                    "email": claims.get("email", ""), "staff": is_staff(claims)}
+    write_private(path, users)
+
+
+def record_line_item(folder: Path, claims: dict) -> None:
+    """The launch's AGS claim, per resource link, in lti-links.json: the LMS says there which
+    line item (gradebook column) the link's scores go to (`lineitem`), or where line items are
+    made (`lineitems`), so nobody copies its URL into lti.json. A launch without the claim (a
+    link with no grade) records nothing."""
+    ags, link = claims.get(AGS_CLAIM), claims.get(RESOURCE_LINK_CLAIM)
+    if not isinstance(ags, dict) or not isinstance(link, dict) or not link.get("id"):
+        return
+    entry = {key: ags[key] for key in ("lineitem", "lineitems") if isinstance(ags.get(key), str)}
+    if not entry:
+        return
+    entry["title"] = str(link.get("title", ""))
+    path = folder / LINKS_FILE
+    links = json.loads(path.read_text()) if path.exists() else {}
+    if links.get(str(link["id"])) != entry:
+        links[str(link["id"])] = entry
+        write_private(path, links)
+
+
+def write_private(path: Path, data: dict) -> None:
+    """JSON replaced whole (a reader never sees half a file), mode 0600 (e-mail addresses)."""
     partial = path.with_suffix(".json.partial")
     descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w") as handle:
-        json.dump(users, handle, indent=2, sort_keys=True)
+        json.dump(data, handle, indent=2, sort_keys=True)
     os.replace(partial, path)

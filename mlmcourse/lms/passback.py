@@ -5,8 +5,11 @@ and manual grades included), to `<line item>/scores` as `application/vnd.ims.lis
 with a bearer token from the platform's OAuth2 token endpoint (client credentials, a JWT client
 assertion signed by the tool's key: RFC 7523). The LMS knows a student by their LTI `sub`:
 `lti-users.json` (course user name -> sub) is written by the hub's launches, and a TA may give a
-CSV instead. What was last sent per student is kept in `passback-sent.json`, so a second run
-sends only what changed.
+CSV instead. The line item is lti.json's `lineitem_url`, or else the one the launches named
+(`lti-links.json`, their AGS claim). What was last sent per student is kept in
+`passback-sent.json`, so a second run sends only what changed. All three files lie beside
+lti.json (the hub's state/), so `make passback` against the hub's lti.json and the hub's grades
+page read and keep the same records.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import jwt
 
 from mlmcourse.grader.lms_export import final_score
 from mlmcourse.lms.keys import KEY_ID, load_private
+from mlmcourse.lms.launch import LINKS_FILE, write_private
 from mlmcourse.lms.settings import PASSBACK_FIELDS, LtiSettingsError, read_lti_settings
 
 AGS_SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
@@ -43,8 +47,9 @@ class Platform:
     client_id: str
     deployment_id: str
     token_url: str
-    lineitem_url: str
     key_folder: Path
+    lineitem_url: str = ""  # lti.json's; "" (the usual): the one the launches named
+    launches: Path | None = None  # lti-links.json: each link's line item, as its launches said
 
     @classmethod
     def load(cls, path: Path) -> Platform:
@@ -55,13 +60,56 @@ class Platform:
         folder = Path(values["key_folder"]).expanduser()
         if not folder.is_absolute():
             folder = path.parent / folder
-        return cls(**{**{n: str(values[n]) for n in PASSBACK_FIELDS}, "key_folder": folder})
+        return cls(**{n: str(values[n]) for n in PASSBACK_FIELDS if n != "key_folder"},
+                   key_folder=folder,
+                   lineitem_url=str(values.get("lineitem_url") or ""),
+                   launches=path.parent / LINKS_FILE)
 
-    @property
-    def scores_url(self) -> str:
-        """AGS: the scores service is the line item's URL + /scores (before any query)."""
-        base, _, query = self.lineitem_url.partition("?")
-        return f"{base.rstrip('/')}/scores" + (f"?{query}" if query else "")
+    def line_item(self) -> str:
+        """Where the scores go: lti.json's lineitem_url, else the line item the launches named;
+        asked when sending (a hub's first launches come after its start)."""
+        return self.lineitem_url or line_item_of_launches(self.launches)
+
+
+def scores_url(line_item: str) -> str:
+    """AGS: the scores service is the line item's URL + /scores (before any query)."""
+    base, _, query = line_item.partition("?")
+    return f"{base.rstrip('/')}/scores" + (f"?{query}" if query else "")
+
+
+NO_LINE_ITEM = ("no line item yet: open the assignment once from the LMS (its launch names the "
+                "gradebook column: the AGS claim's lineitem), or set lineitem_url in lti.json")
+
+
+def line_item_of_launches(path: Path | None) -> str:
+    """The one line item the launches named (lti-links.json, per resource link). Links that
+    name different line items: the course has one assignment, so lti.json must say which; links
+    with no line item: the LMS's link is no graded assignment."""
+    try:
+        links = json.loads(path.read_text()) if path and path.exists() else {}
+    except ValueError as err:
+        raise PassbackError(f"{path} is not valid JSON: {err}") from err
+    entries = {link: entry for link, entry in sorted(links.items()) if isinstance(entry, dict)}
+    named = {entry["lineitem"]: f"{link} {entry.get('title', '')}".strip()
+             for link, entry in entries.items() if entry.get("lineitem")}
+    if len(named) > 1:
+        raise PassbackError("the LMS's links of this tool name several line items: set "
+                            "lineitem_url in lti.json to the assignment's one of: " + "; ".join(
+                                f"{url} (link {link})" for url, link in named.items()))
+    if not named and entries:
+        raise PassbackError("the LMS's link of this tool has no gradebook column (its launches "
+                            "name no line item): make it a graded assignment (Canvas: an "
+                            "External Tool assignment with points; Moodle: the activity with a "
+                            "maximum grade, accepting grades from the tool)")
+    if not named:
+        raise PassbackError(NO_LINE_ITEM)
+    return next(iter(named))
+
+
+def sent_record(settings: Path) -> Path:
+    """What was sent, per line item and student: beside lti.json (one record for the hub's
+    grades page and a command-line passback with the hub's lti.json)."""
+    return settings.parent / "passback-sent.json"
 
 
 @dataclass(frozen=True)
@@ -70,6 +118,7 @@ class Score:
     given: float
     maximum: float
     not_yet: str = ""  # why this score is not final yet (then it is not sent)
+    penalty: float = 0.0  # the late penalty already taken off `given`
 
 
 def read_scores(db_url: str, assignment: str, submitted: Path | None = None) -> list[Score]:
@@ -87,13 +136,16 @@ def read_scores(db_url: str, assignment: str, submitted: Path | None = None) -> 
             try:
                 graded = gradebook.find_submission(assignment, student.id)
             except MissingEntry:
+                graded = None
                 not_yet = "collected, not autograded yet" if collected else ""
             else:
                 not_yet = ("collected again, not autograded yet"
                            if collected and graded.timestamp and collected > graded.timestamp
                            else "waits for manual grading" if graded.needs_manual_grade else "")
+            penalty = (float(graded.late_submission_penalty or 0)
+                       if graded is not None and not not_yet else 0.0)
             scores.append(Score(student.id, final_score(gradebook, assignment, student.id),
-                                maximum, not_yet))
+                                maximum, not_yet, penalty))
         return scores
 
 
@@ -134,6 +186,15 @@ def read_lti_ids(path: Path) -> dict[str, str]:
     if wrong:
         raise PassbackError(f"{path}: no sub for {', '.join(wrong)}")
     return ids
+
+
+def read_names(path: Path) -> dict[str, str]:
+    """course user name -> the name the LMS gave (lti-users.json), for the lines a TA reads."""
+    if path.suffix != ".json" or not path.exists():
+        return {}
+    entries = json.loads(path.read_text())
+    return {user: entry["name"] for user, entry in entries.items()
+            if isinstance(entry, dict) and entry.get("name")}
 
 
 def read_staff(path: Path) -> set[str]:
@@ -177,8 +238,8 @@ def score_body(score: Score, sub: str, moment: datetime) -> dict:
             "timestamp": moment.astimezone(UTC).isoformat(timespec="seconds")}
 
 
-def post_score(platform: Platform, token: str, body: dict) -> None:
-    request = urllib.request.Request(platform.scores_url, data=json.dumps(body).encode(),
+def post_score(url: str, token: str, body: dict) -> None:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(),
                                      method="POST", headers={"Content-Type": SCORE_TYPE,
                                                              "Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(request, timeout=30):
@@ -192,32 +253,38 @@ class Outcome:
 
 
 def passback(platform: Platform, scores: list[Score], lti_ids: dict[str, str], sent_file: Path,
-             dry_run: bool = False, staff: set[str] = frozenset()) -> Outcome:
-    """Send what changed since the last run; one line per student; the others go on after a
-    student fails. A score that is not final yet, or a user who is staff now, is not sent."""
+             dry_run: bool = False, staff: set[str] = frozenset(),
+             names: dict[str, str] | None = None) -> Outcome:
+    """Send what changed since the last run; one line per student (by the name the LMS gave,
+    where known); the others go on after a student fails. A score that is not final yet, or a
+    user who is staff now, is not sent."""
     try:
         sent = json.loads(sent_file.read_text()) if sent_file.exists() else {}
     except ValueError as err:
         raise PassbackError(f"{sent_file} is not valid JSON: {err}") from err
     if not isinstance(sent, dict):
         raise PassbackError(f"{sent_file} must hold one JSON object (what was sent before)")
-    key = platform.lineitem_url
+    key = platform.line_item()
     last = sent.get(key, {})
     outcome, token = Outcome([], []), None
     for score in scores:
+        who = (f"{names[score.student]} ({score.student})" if (names or {}).get(score.student)
+               else score.student)
         if score.student in staff:
-            outcome.lines.append(f"{score.student}: staff in the LMS now, not sent")
+            outcome.lines.append(f"{who}: staff in the LMS now, not sent")
             continue
         if score.not_yet:
-            outcome.lines.append(f"{score.student}: {score.not_yet}, not sent")
+            outcome.lines.append(f"{who}: {score.not_yet}, not sent")
             continue
         sub = lti_ids.get(score.student)
         if not sub:
             outcome.failed.append(score.student)
-            outcome.lines.append(f"{score.student}: FAILED, no LTI id (the student never "
+            outcome.lines.append(f"{who}: FAILED, no LTI id (the student never "
                                  "launched from the LMS and is not in the CSV)")
             continue
-        shown = f"{score.student}: {score.given:g} / {score.maximum:g} (LTI {sub})"
+        late = (f", {score.given + score.penalty:g} less a late penalty of {score.penalty:g}"
+                if score.penalty else "")
+        shown = f"{who}: {score.given:g} / {score.maximum:g} (LTI {sub}{late})"
         if last.get(score.student) == [sub, score.given, score.maximum]:
             outcome.lines.append(f"{shown}: unchanged, not sent")
             continue
@@ -226,16 +293,16 @@ def passback(platform: Platform, scores: list[Score], lti_ids: dict[str, str], s
             continue
         token = token or access_token(platform)
         try:
-            post_score(platform, token, score_body(score, sub, datetime.now(UTC)))
+            post_score(scores_url(key), token, score_body(score, sub, datetime.now(UTC)))
         except (urllib.error.URLError, OSError) as err:
             outcome.failed.append(score.student)
-            outcome.lines.append(f"{score.student}: FAILED, {describe(err)}")
+            outcome.lines.append(f"{who}: FAILED, {describe(err)}")
             continue
         last[score.student] = [sub, score.given, score.maximum]
         outcome.lines.append(f"{shown}: sent")
     if not dry_run:
         sent[key] = last
-        sent_file.write_text(json.dumps(sent, indent=2, sort_keys=True) + "\n")
+        write_private(sent_file, sent)  # (LTI ids and scores: the owner's only)
     return outcome
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 # What each reader needs from lti.json; a field missing or empty stops that reader.
 HUB_FIELDS = ("issuer", "client_id", "deployment_id", "context_id", "authorize_url",
               "jwks_url")
-PASSBACK_FIELDS = ("issuer", "client_id", "deployment_id", "token_url", "lineitem_url",
-                   "key_folder")
+# (the line item is optional: the launches name it, README "From the LMS and back")
+PASSBACK_FIELDS = ("issuer", "client_id", "deployment_id", "token_url", "key_folder")
 
 
 class LtiSettingsError(Exception):
