@@ -1,6 +1,6 @@
 """Honest layouts grade as the student's kernel ran them, by one rule on every way in.
 
-The rule (`rebuild.answer_cells`): every code cell nbgrader marks as an answer runs, in the
+The rule (`course.cells.answer_cells`): every code cell nbgrader marks as an answer runs, in the
 notebook's order, as Run All runs them; a Markdown cell runs nothing; an answer the notebook lacks
 runs the release's stub. Validate and the grading log word it (`cells.layout_notes`). The
 samples honest_split_cell, honest_old_attempt_markdown, honest_old_attempt_code,

@@ -8,13 +8,19 @@ import html
 import json
 import logging
 from types import SimpleNamespace
+from unittest.mock import Mock
 
+import nbformat
+import pytest
 from nbconvert.filters import ansi2html
 from nbgrader.server_extensions.validate_assignment import handlers as nbgrader_validate
+from nbgrader.utils import compute_checksum
+from nbgrader.validator import Validator
 from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine
 from tornado.web import Application
 
 from mlmcourse.course import environment, validate_front
+from mlmcourse.course.cells import answer_cells
 from mlmcourse.course.validate_front import CountedValidateHandler, reshape_reply
 
 CHECK_MESSAGES = [
@@ -140,3 +146,116 @@ def test_install_config_enables_the_front_for_the_environment(tmp_path):
     assert extensions == {validate_front.__name__: True}
     points = validate_front._jupyter_server_extension_points()
     assert [point["module"] for point in points] == [validate_front.__name__]
+
+
+# --- Layouts: Validate reads an answer laid out over several cells as the grader does ---------
+
+RIGHT = "def double(x):\n    return 2 * x"
+WRONG = "def double(x):\n    return x + 1"
+HELPER = "def twice(x):\n    return x + x"
+CHECK_MESSAGE = "double(3) should be 6"
+
+
+def nbgrader_cell(cell_type: str, source: str, grade_id: str, **flags) -> nbformat.NotebookNode:
+    """A cell as nbgrader's release writes it (a locked cell with its checksum)."""
+    make = nbformat.v4.new_code_cell if cell_type == "code" else nbformat.v4.new_markdown_cell
+    cell = make(source)
+    cell.metadata["nbgrader"] = {"cell_type": cell_type, "grade_id": grade_id,
+                                 "grade": False, "solution": False, "locked": False,
+                                 "schema_version": 3, **flags}
+    if flags.get("locked"):
+        cell.metadata["nbgrader"]["checksum"] = compute_checksum(cell)
+    return cell
+
+
+def answer(source: str, cell_type: str = "code") -> nbformat.NotebookNode:
+    cell = nbgrader_cell(cell_type, source, "double", solution=True)
+    cell.metadata["nbgrader"]["cell_type"] = "code"  # a copy keeps the metadata of its original
+    return cell
+
+
+def notebook(*answers: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A released notebook with the student's `answers` in place of its answer cell."""
+    nb = nbformat.v4.new_notebook()
+    check = f"assert double(3) == 6, {CHECK_MESSAGE!r}"
+    nb.cells = [nbgrader_cell("code", "import math", "setup", locked=True), *answers,
+                nbgrader_cell("code", check, "test_double", grade=True, locked=True, points=1)]
+    return nb
+
+
+LAYOUTS = {  # the right answer in each layout, and how the wrong one is laid out the same way
+    "split": (lambda body: [answer(HELPER), answer(body)]),
+    "old attempt as Markdown": (lambda body: [answer(body), answer(WRONG, "markdown")]),
+    "old attempt as code": (lambda body: [answer(WRONG), answer(body)]),
+}
+RIGHT_BODY = {"split": "def double(x):\n    return twice(x)"}
+
+
+def validate(tmp_path, nb: nbformat.NotebookNode) -> dict:
+    """The front's reply to Validate on `nb` saved as tmp_path/n.ipynb (the file is kept)."""
+    path = tmp_path / "n.ipynb"
+    nbformat.write(nb, path)
+    before = path.read_bytes()
+    app = Application([], root_dir=str(tmp_path))
+    request = HTTPServerRequest(start_line=RequestStartLine("POST", "/", "HTTP/1.1"),
+                                headers=HTTPHeaders({"Host": "x"}), connection=Mock())
+    reply = CountedValidateHandler(app, request).validate_laid_out("n.ipynb")
+    assert path.read_bytes() == before  # the student's file is only read
+    return reply
+
+
+def test_each_layout_validates_as_the_grader_runs_it(tmp_path):
+    for layout, cells in LAYOUTS.items():
+        right = cells(RIGHT_BODY.get(layout, RIGHT))
+        reply = validate(tmp_path, notebook(*right))
+        assert reply["success"] is True, (layout, reply)
+        assert "failed" not in reply["value"], (layout, reply)
+        assert reply["value"]["notes"] == validate_front.notes_for(notebook(*right))
+        # the grader runs the same answer cells, in the same order
+        assert [source for _, source in answer_cells(notebook(*right))] == [
+            cell.source for cell in right if cell.cell_type == "code"]
+
+
+def test_a_wrong_answer_in_each_layout_fails_with_the_checks_message(tmp_path):
+    wrong_layouts = {
+        "split": [answer(HELPER), answer(WRONG)],
+        "old attempt as Markdown": [answer(WRONG), answer(RIGHT, "markdown")],
+        "old attempt as code": [answer(RIGHT), answer(WRONG)],
+    }
+    for layout, cells in wrong_layouts.items():
+        reply = validate(tmp_path, notebook(*cells))
+        [failed] = reply["value"]["failed"]
+        assert CHECK_MESSAGE in failed["raw_error"], layout
+        notes = validate_front.notes_for(notebook(*cells))
+        assert failed["source"].startswith("\n".join(notes) + "\n\n1 check fails."), layout
+
+
+def test_the_notes_say_how_the_grader_reads_the_layout():
+    split = validate_front.notes_for(notebook(answer(HELPER), answer(RIGHT)))
+    assert split == ["Note: 2 cells carry the answer id 'double': the grader runs them all, in "
+                     "the notebook's order, as Run All does (a name defined twice keeps its "
+                     "later definition)."]
+    markdown = validate_front.notes_for(notebook(answer(RIGHT), answer(WRONG, "markdown")))
+    assert markdown == ["Note: a Markdown cell carries the answer id 'double': the grader does "
+                        "not run it."]
+    assert validate_front.notes_for(notebook(answer(RIGHT))) == []
+
+
+def test_the_copy_validated_keeps_every_answer_cell_in_order_with_ids_of_its_own():
+    nb = notebook(answer(HELPER), answer(RIGHT), answer(WRONG, "markdown"))
+    laid_out = validate_front.as_the_grader_reads(nb)
+    ids = [cell.metadata.get("nbgrader", {}).get("grade_id") for cell in laid_out.cells]
+    assert ids == ["setup", "double", "double-part-2", None, "test_double"]
+    assert [cell.source for cell in laid_out.cells] == [cell.source for cell in nb.cells]
+    one_cell = notebook(answer(RIGHT))
+    assert validate_front.as_the_grader_reads(one_cell) == one_cell
+
+
+def test_without_the_front_nbgrader_refuses_these_layouts(tmp_path):
+    """What the front changes: nbgrader's own Validator refuses both before running anything."""
+    path = tmp_path / "n.ipynb"
+    nbformat.write(notebook(answer(HELPER), answer(RIGHT)), path)
+    with pytest.raises(Exception, match="nbgrader metadata may be corrupted"):
+        Validator().validate(str(path))
+    nbformat.write(notebook(answer(RIGHT), answer(WRONG, "markdown")), path)
+    assert list(Validator().validate(str(path))) == ["type_changed"]

@@ -4,6 +4,7 @@ stubs, and how a cell's text runs."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import nbformat
 
@@ -61,22 +62,42 @@ def cells_by_grade_id(nb: nbformat.NotebookNode) -> dict[str, nbformat.NotebookN
     return {grade_id(cell): cell for cell in nb.cells if grade_id(cell)}
 
 
+def answer_id(cell, answer_ids: Iterable[str] = ()) -> str | None:
+    """The answer id `cell` carries under the grader's layout rule (None when it carries none):
+    nbgrader marks it as an answer, or it carries one of the notebook's `answer_ids`. JupyterLab's
+    Split Cell and copy and paste keep a cell's nbgrader metadata, so one id may be carried by
+    several cells, of either type (a copy turned into Markdown keeps it too)."""
+    try:
+        gid = grade_id(cell)
+        carried = is_solution(cell) or gid in answer_ids
+    except (AttributeError, TypeError):
+        return None
+    return gid if isinstance(gid, str) and carried else None
+
+
+def answer_cells(nb, answer_ids: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """(grade_id, source) of each code cell of `nb` that carries an answer id (`answer_id`), in
+    the notebook's order: the layout rule, one for every way in (the grader, Validate, the
+    grading log). These cells run as Run All runs them: one answer may span several cells (a
+    split answer), come twice (an old attempt kept above the new one, which the later copy
+    redefines) or come from another notebook (it runs, as in the kernel, and nothing is graded
+    from it); a Markdown cell that carries an answer's id (an old attempt kept as text) runs
+    nothing."""
+    own = set(answer_ids)
+    return [(gid, source_text(cell.get("source"))) for cell in (nb or {}).get("cells", [])
+            if (gid := answer_id(cell, own)) and cell.get("cell_type") == "code"]
+
+
 def layout_notes(nb: nbformat.NotebookNode, answer_ids: set[str] | None = None) -> list[str]:
     """What the grader makes of answers laid out over several cells, in the words Validate and
-    the grading log show (none for the ordinary one cell per answer). The rule
-    (`mlmcourse.grader.rebuild.answer_cells`): every code cell nbgrader marks as an answer runs,
-    in the notebook's order, as Run All runs them; a Markdown cell runs nothing. `answer_ids`:
-    the notebook's own answers (the grader knows them from the course's source)."""
+    the grading log show (none for the ordinary one cell per answer), by the rule of
+    `answer_cells`. `answer_ids`: the notebook's own answers (the grader knows them from the
+    course's source)."""
     code: dict[str, int] = {}
-    text: list[str] = []
-    for cell in nb.get("cells", []):
-        gid = grade_id(cell) if isinstance(cell, dict) else None
-        if not isinstance(gid, str) or not (is_solution(cell) or gid in (answer_ids or ())):
-            continue
-        if cell.get("cell_type") == "code":
-            code[gid] = code.get(gid, 0) + 1
-        else:
-            text.append(gid)
+    for gid, _ in answer_cells(nb, answer_ids or ()):
+        code[gid] = code.get(gid, 0) + 1
+    text = [gid for cell in nb.get("cells", [])
+            if (gid := answer_id(cell, answer_ids or ())) and cell.get("cell_type") != "code"]
     notes = [f"{count} cells carry the answer id {gid!r}: the grader runs them all, in the "
              "notebook's order, as Run All does (a name defined twice keeps its later definition)"
              for gid, count in code.items() if count > 1]

@@ -159,7 +159,7 @@ class LastCopyOfEachCell(NbGraderPreprocessor):
     other copies lose their nbgrader metadata altogether (they become plain cells, which nbgrader
     leaves alone) in nbgrader's working copy, which only carries the gradebook's bookkeeping: the
     score comes from the engine, which reads the submitted file itself and runs every code
-    answer cell in order (`rebuild.answer_cells`); the grading log says how it read the layout
+    answer cell in order (`course.cells.answer_cells`); the grading log says how it read the layout
     (`course.cells.layout_notes`). A cell whose nbgrader metadata nbgrader cannot read (another
     schema version, a broken field) likewise becomes a plain cell here instead of stopping the
     class. The submitted file is never changed (this works on nbgrader's copy)."""
@@ -226,7 +226,8 @@ class SourceOverwriteCells(OverwriteCells):
         """A cell whose grade_id this notebook does not have (an answer cell pasted from another
         notebook) becomes a plain cell in nbgrader's copy: nbgrader's own OverwriteCells drops
         its grade_id only, and its CheckCellMetadata then fails the student's whole assignment.
-        The engine runs it as Run All does and grades nothing from it (`rebuild.answer_cells`)."""
+        The engine runs it as Run All does and grades nothing from it
+        (`course.cells.answer_cells`)."""
         gid = grade_id(cell)
         if gid is not None:
             try:

@@ -1,15 +1,16 @@
 """The trusted notebook, rebuilt from the instructor's source and the student's answer cells.
 
 The engine (:mod:`mlmcourse.grader.engine`) grades a notebook rebuilt from the instructor's
-``source/`` notebook: every locked cell, demo and hidden test comes from there. From the
-student's notebook only the code answer cells are taken, in the notebook's order, every cell
-nbgrader marks as an answer (:func:`answer_cells`: a split answer or a pasted copy runs as Run All
-ran it; a missing answer becomes the release stub, :func:`mlmcourse.course.cells.release_stub`,
-that raises ``NotImplementedError``); every other change the student made to the file -- edited,
-deleted or added cells, metadata -- is ignored. Two notebooks come out of one rebuild: the one the
-trusted kernel runs (each code answer replaced by ``__mlm_grader__.solution_cell(GRADE_ID)``, see
-:mod:`mlmcourse.grader.harness`) and the one handed back, which shows the student's answers.
-What a student process runs (:func:`cells_to_run`) is the source's ``setup`` cell and those answers.
+``source/`` notebook: every locked cell, demo and hidden test comes from there. From the student's
+notebook only the code answer cells are taken, in the notebook's order, every cell nbgrader marks
+as an answer (the layout rule, :func:`mlmcourse.course.cells.answer_cells`: a split answer or a
+pasted copy runs as Run All ran it; a missing answer becomes the release stub,
+:func:`mlmcourse.course.cells.release_stub`, that raises ``NotImplementedError``); every other
+change the student made to the file -- edited, deleted or added cells, metadata -- is ignored. Two
+notebooks come out of one rebuild: the one the trusted kernel runs (each code answer replaced by
+``__mlm_grader__.solution_cell(GRADE_ID)``, see :mod:`mlmcourse.grader.harness`) and the one handed
+back, which shows the student's answers. What a student process runs (:func:`cells_to_run`) is the
+source's ``setup`` cell and those answers.
 
 The submission is read, never written: only regular files (no links) of bounded size.
 """
@@ -28,6 +29,7 @@ import nbformat
 
 from mlmcourse.course.cells import (
     SETUP_GRADE_ID,
+    answer_cells,
     grade_id,
     is_solution,
     layout_notes,
@@ -121,30 +123,6 @@ def defined_names(source: str) -> list[str]:
         elif isinstance(node, ast.AnnAssign):
             add_target(node.target)
     return list(dict.fromkeys(names))
-
-
-def answer_cells(student_nb: nbformat.NotebookNode | None,
-                 answer_ids: Iterable[str] = ()) -> list[tuple[str, str]]:
-    """(grade_id, source) of each code cell of the student's notebook that nbgrader marks as an
-    answer or that carries one of the notebook's `answer_ids`, in the notebook's order.
-
-    The layout rule, one for every way in (`course.cells.layout_notes` words it for Validate and
-    the grading log): these cells run as Run All runs them. JupyterLab's Split Cell and copy and
-    paste keep a cell's nbgrader metadata, so one answer may span several cells (a split answer),
-    come twice (an old attempt kept above the new one, which the later copy redefines) or come
-    from another notebook (it runs, as in the kernel, and nothing is graded from it); a Markdown
-    cell that carries an answer's id (an old attempt kept as text) runs nothing."""
-    own = set(answer_ids)
-    found = []
-    for cell in (student_nb or {}).get("cells", []):
-        try:
-            gid, code = grade_id(cell), cell.get("cell_type") == "code"
-            answer = is_solution(cell) or gid in own
-        except (AttributeError, TypeError):
-            continue
-        if isinstance(gid, str) and code and answer:
-            found.append((gid, source_text(cell.get("source"))))
-    return found
 
 
 def answer_ids_of(source_nb: nbformat.NotebookNode) -> set[str]:

@@ -109,3 +109,15 @@ def test_validate_opens_with_the_count_and_every_message(browser_page, tmp_path_
         assert f"Failing check {number} of 5:" in text
     second = text.index("Failing check 2 of 5:")
     assert second < text.index(SECOND_CODE), f"a message follows its code:\n{text[:4000]}"
+
+
+@pytest.mark.parametrize("student_id", ["honest_old_attempt_markdown", "honest_old_attempt_code"])
+def test_validate_reads_an_old_attempt_kept_as_a_copy_as_the_grader_does(
+        browser_page, tmp_path_factory, student_id):
+    """An old attempt kept as a copy of the answer cell (Markdown: nbgrader's Validate said "type
+    changed"; code: "the nbgrader metadata may be corrupted") passes, as it grades full marks."""
+    with draft_in_home(browser_page, tmp_path_factory, student_id):
+        kind, text = lab.validate(browser_page)
+        lab.shoot(browser_page, f"home-4-validate-{student_id}")
+        lab.close_dialog(browser_page)
+    assert kind == "success", f"Validate refused an honest layout:\n{text[:2000]}"
