@@ -37,7 +37,7 @@ help:
 	@echo "make hub     (root) JupyterHub for a class on 127.0.0.1:8000 (MLMCOURSE_HUB_PORT); first time:"
 	@echo "             make hub HUB_ARGS=\"--instructor NAME --roster roster.csv [--create-users]\""
 	@echo "make hub-roster ROSTER=roster.csv   (root) the class as the roster says, while the hub runs"
-	@echo "make hub-stop  (root) every user's server, the hub and its proxy"
+	@echo "make hub-stop  (root) every user's server, the hub, every process it started, any container left"
 	@echo "make image   (root) the course image (podman, mmdebstrap): build/image/mlmcourse-<key>.oci.tar"
 	@echo "make bench-class  (root) ten students on the container hub: Validate times, memory"
 

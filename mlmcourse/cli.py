@@ -178,8 +178,10 @@ def cmd_passback(args: argparse.Namespace) -> int:
         Platform,
         passback,
         read_lti_ids,
+        read_names,
         read_scores,
         read_staff,
+        sent_record,
     )
 
     root = find_root()
@@ -190,8 +192,8 @@ def cmd_passback(args: argparse.Namespace) -> int:
         ids = read_lti_ids(ids_file)
         scores = read_scores(gradebook_url(root, args.db_url), args.assignment,
                              submitted=root / "submitted")
-        outcome = passback(platform, scores, ids, settings.parent / "passback-sent.json",
-                           dry_run=args.dry_run, staff=read_staff(ids_file))
+        outcome = passback(platform, scores, ids, sent_record(settings), dry_run=args.dry_run,
+                           staff=read_staff(ids_file), names=read_names(ids_file))
     except (PassbackError, KeyFolderError, OSError, ValueError) as err:
         print(f"passback: {err}", file=sys.stderr)
         return 2

@@ -663,7 +663,7 @@ def setup(hub: Path, instructor: str, students: list[str] = (), tas: list[str] =
     another course (or section) on the same machine has its own, so its own Unix groups,
     course folder and roster: a roster change of one course touches nobody of the other.
     `auth`: "pam" (Unix users) or "lti" (launches from the LMS, configured by the `lti` file;
-    containers only: README "From the LMS and back")."""
+    containers only: docs/lms-admin.md)."""
     check_course_id(course_id)
     if spawner not in SPAWNERS:
         raise HubError(f"spawner {spawner!r}: use one of {', '.join(SPAWNERS)}")
@@ -724,7 +724,7 @@ def check_auth(auth: str, spawner: str, lti: Path | None) -> None:
         raise HubError("--auth lti needs --spawner containers: the local spawner runs each "
                        "server as a Unix account, and none is made from a launch")
     if auth == "lti" and (lti is None or not lti.is_file()):
-        raise HubError("--auth lti needs --lti FILE: the platform's values (README: lti.json)")
+        raise HubError("--auth lti needs --lti FILE: the platform's values (docs/lms-admin.md)")
 
 
 def install_lti(hub: Path, lti: Path) -> Path:
@@ -946,7 +946,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="setup: logins with Unix passwords (pam) or launches from the LMS "
                         "(lti: LTI 1.3, with --spawner containers and --lti FILE)")
     parser.add_argument("--lti", type=Path, help="setup --auth lti: the platform's values "
-                        "(lti.json; README \"From the LMS and back\")")
+                        "(lti.json; docs/lms-admin.md)")
     parser.add_argument("--create-users", action="store_true",
                         help="create missing users with useradd (no password: set it with passwd)")
     args = parser.parse_intermixed_args(argv)  # `roster --hub H FILE` and `roster FILE --hub H`

@@ -268,8 +268,8 @@ def passback(platform: Platform, scores: list[Score], lti_ids: dict[str, str], s
     last = sent.get(key, {})
     outcome, token = Outcome([], []), None
     for score in scores:
-        who = (f"{names[score.student]} ({score.student})" if (names or {}).get(score.student)
-               else score.student)
+        name = (names or {}).get(score.student)
+        who = f"{name} ({score.student})" if name and name != score.student else score.student
         if score.student in staff:
             outcome.lines.append(f"{who}: staff in the LMS now, not sent")
             continue
