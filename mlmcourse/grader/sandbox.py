@@ -232,6 +232,20 @@ STUDENT_UID_BASE = 1_000_000_000
 STUDENT_UIDS_PER_ZYGOTE = 4096
 
 
+def ended_children():
+    """Each child process that has ended, without waiting: (pid, raw status, its exit report
+    as the fork servers send it)."""
+    while True:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        yield pid, status, {"exit": status_text(status), "code": exit_code(status),
+                            "cpu_s": round(usage.ru_utime + usage.ru_stime, 3)}
+
+
 def student_uid(zygote_pid: int, counter: int) -> int:
     """The uid of the fallback student process number `counter` of the zygote `zygote_pid`."""
     return (STUDENT_UID_BASE + (zygote_pid % 500_000) * STUDENT_UIDS_PER_ZYGOTE

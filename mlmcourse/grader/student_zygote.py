@@ -29,11 +29,10 @@ from .sandbox import (
     NOBODY,
     SANDBOX_HOME,
     close_all_but,
-    exit_code,
+    ended_children,
     kill_group,
     limit_student_process,
     set_undumpable,
-    status_text,
 )
 from .zygote import GO, HELLO, PRELOAD, preload, student_io_and_env, thread_count
 
@@ -94,19 +93,11 @@ class StudentZygote:
 
     def reap(self) -> None:
         reaped = False
-        while True:
-            try:
-                pid, status, usage = os.wait4(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
+        for pid, _, report in ended_children():
             reaped = True
             number = self.children.pop(pid, None)
             if number is not None:
-                send_msg(self.control, {"exit_of": number, "exit": status_text(status),
-                                        "code": exit_code(status),
-                                        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3)})
+                send_msg(self.control, {"exit_of": number, **report})
         if reaped and not self.children:
             self.sweep()
 

@@ -71,7 +71,7 @@ from .sandbox import (
     bwrap_argv,
     bwrap_path,
     close_all_but,
-    exit_code,
+    ended_children,
     fallback_can_drop,
     join_cgroups,
     kill_group,
@@ -235,13 +235,7 @@ class Zygote:
 
     def reap(self) -> None:
         self.cgroups.remove([])  # groups that were still emptying
-        while True:
-            try:
-                pid, status, usage = os.wait4(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
+        for pid, status, report in ended_children():
             if self.inner_process is not None and pid == self.inner_process.pid:
                 self.lose_sandbox(status_text(status))
                 continue
@@ -249,8 +243,7 @@ class Zygote:
             home = self.homes.pop(pid, None)
             if home is not None:
                 shutil.rmtree(home, ignore_errors=True)
-            self.report_exit(pid, {"exit": status_text(status), "code": exit_code(status),
-                                   "cpu_s": round(usage.ru_utime + usage.ru_stime, 3)})
+            self.report_exit(pid, report)
 
     def report_exit(self, pid: int, report: dict) -> None:
         conn = self.children.pop(pid, None)
