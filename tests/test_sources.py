@@ -255,3 +255,42 @@ def test_working_and_grading_cells_close_the_notebook(path):
         assert has_tag(cells[index], STUDENTS_ONLY_TAG), (
             f"{path.name} {grade_id(cells[index])}: instructions for students, tag them "
             f"{STUDENTS_ONLY_TAG!r}")
+
+
+def points_under(cells, start: int) -> float:
+    """The points of the graded cells after the heading at `start`, up to the next heading of
+    the same or a higher level."""
+    level = len(cells[start].source) - len(cells[start].source.lstrip("#"))
+    total = 0.0
+    for cell in cells[start + 1:]:
+        if cell.cell_type == "markdown" and re.match(rf"#{{1,{level}}} ", cell.source):
+            break
+        if is_graded(cell):
+            total += nbgrader_meta(cell).get("points", 0)
+    return total
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_the_points_a_heading_or_the_title_names_are_the_points_of_its_cells(path):
+    """A heading's "(N points)" and "(... no points)", and the title's "Part A: N", say what
+    the graded cells under them are worth: a point moved between checks moves in the text too."""
+    cells = nbio.read(path).cells
+    wrong = []
+    for index, cell in enumerate(cells):
+        first = cell.source.split("\n", 1)[0] if cell.cell_type == "markdown" else ""
+        said = re.search(r"\((\d+) points?\)\s*$", first)
+        if first.startswith("#") and said and index > 0:
+            # "## Graded tests (N points)" heads the notebook's tests, with checks in between
+            held = (sum(nbgrader_meta(c).get("points", 0) for c in cells if is_graded(c))
+                    if "Graded tests" in first else points_under(cells, index))
+            if float(said.group(1)) != held:
+                wrong.append(f"{first!r}: the cells under it hold {held:g}")
+        if first.startswith("#") and "no points" in first and points_under(cells, index):
+            wrong.append(f"{first!r}: the cells under it hold {points_under(cells, index):g}")
+    parts = {m.group(1): i for i, c in enumerate(cells) if c.cell_type == "markdown"
+             for m in [re.match(r"## Part ([A-Z])\b", c.source)] if m}
+    for letter, said in re.findall(r"Part ([A-Z]): (\d+)", cells[0].source):
+        held = points_under(cells, parts[letter]) if letter in parts else None
+        if held != float(said):
+            wrong.append(f"the title's 'Part {letter}: {said}': its cells hold {held}")
+    assert not wrong, f"{path.name}: " + "; ".join(wrong)

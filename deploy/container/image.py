@@ -145,8 +145,14 @@ echo {python_home}/lib > /etc/ld.so.conf.d/course-python.conf && /sbin/ldconfig
 pip=/opt/course/venv/bin/pip
 # the course environment's pip (Debian's 23.0 resolves extras under constraints wrongly)
 $pip install --quiet pip==23.2.1
-# torch first, from the local CPU wheel: the index's torch==2.13.0 is the CUDA build (GBs)
-$pip install --quiet -c /tmp/course/requirements/constraints.txt /opt/wheels/torch-*+cpu-*.whl
+# torch first, the CPU build: PyPI's torch==2.13.0 for Linux is the CUDA one (GBs). A local CPU
+# wheel in /opt/wheels where the machine has one, else PyTorch's CPU index.
+if ls /opt/wheels/torch-*+cpu-*.whl >/dev/null 2>&1; then
+    $pip install --quiet -c /tmp/course/requirements/constraints.txt /opt/wheels/torch-*+cpu-*.whl
+else
+    $pip install --quiet -c /tmp/course/requirements/constraints.txt \
+        --index-url https://download.pytorch.org/whl/cpu torch
+fi
 $pip install --quiet -c /tmp/course/requirements/constraints.txt \
     -r /tmp/course/requirements/course.txt /tmp/course
 # Validate's settings for everyone who uses this environment (visible checks count everywhere)

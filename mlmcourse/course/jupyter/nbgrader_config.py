@@ -16,3 +16,7 @@ c.Validator.validate_all = True
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 c.Execute.execute_retries = 0
+# nbgrader cuts every line of a failed cell's error at this width with "..."; a PyTorch error
+# (the student's own, raised in their backward) is often one line of 100-140 characters, and its
+# cause sits at the end ("got Float for the destination and Double for the source").
+c.Validator.width = 150
