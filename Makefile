@@ -1,4 +1,4 @@
-# The course's commands. `make lab` and `make test` need only Python 3.11 and make.
+# The course's commands. `make lab` and `make test` need only Python 3.11 (3.11.5 or later) and make.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -131,8 +131,8 @@ bench: $(READY_DEV)
 lint: $(READY_DEV)
 	$(BIN)/python -m ruff check mlmcourse tests samples deploy
 
-# The course on a JupyterHub (deploy/hub/, README "The course on a JupyterHub"): with HUB_ARGS
-# it prepares /srv/mlmcourse-hub for a class list first; then it starts the hub (as root).
+# The course on a JupyterHub (deploy/hub/, docs/hub-admin.md): with HUB_ARGS it prepares the
+# hub's folder (/srv/mlmcourse-hub by default) first; then it starts the hub set up last (as root).
 hub: $(READY_HUB) $(PROXY)
 	@test -z "$(HUB_ARGS)" || $(BIN)/python deploy/hub/hubctl.py setup $(HUB_ARGS)
 	$(BIN)/python deploy/hub/hubctl.py start
