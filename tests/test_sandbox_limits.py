@@ -62,6 +62,26 @@ def fresh_zygote():
     zygote_handle.stop_zygote()
 
 
+@pytest.mark.skipif(sandbox.bwrap_path() is None, reason="bubblewrap is not installed")
+def test_a_course_that_lives_under_tmp_runs_in_the_sandbox(tmp_path, monkeypatch):
+    """A clone under /tmp (its .venv and package there): the sandbox's own /tmp must not hide
+    it, and the folders above it must open to the sandbox's user (bwrap makes them 0700)."""
+    import subprocess
+
+    if not str(tmp_path).startswith("/tmp/"):
+        pytest.skip("the test folder is not under /tmp")
+    tool = tmp_path / "clone" / ".venv" / "bin"
+    tool.mkdir(parents=True)
+    (tool / "hello").write_text("#!/bin/sh\necho inside\n")
+    (tool / "hello").chmod(0o755)
+    everything_else = sandbox.readonly_paths()
+    monkeypatch.setattr(sandbox, "readonly_paths",
+                        lambda: [*everything_else, str(tmp_path / "clone" / ".venv")])
+    done = subprocess.run(sandbox.bwrap_argv([str(tool / "hello")]), capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "inside"), done.stderr
+
+
 def test_limits_carry_the_cpu_share_and_task_count():
     limits = Limits(student_cpus=0.5, student_tasks=16)
     assert Limits.from_json(limits.to_json()) == limits

@@ -136,16 +136,36 @@ def bwrap_argv(program: list[str]) -> list[str]:
     argv = [bwrap_path() or BWRAP, "--unshare-all", "--unshare-user", "--disable-userns",
             "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             "--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox", "--as-pid-1"]
-    for path in readonly_paths():
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    for folder, size in (("/tmp", 64 << 20), ("/dev/shm", 16 << 20), (SANDBOX_HOME, 64 << 20)):
+        argv += ["--perms", "1777", "--size", str(size), "--tmpfs", folder]
+    # the read-only paths after the writable folders: a course (its venv, its package) that lives
+    # under /tmp stays visible on top of the sandbox's own /tmp; the folders above it there are
+    # made readable first (bwrap would make them 0700, closed to the sandbox's user)
+    paths = readonly_paths()
+    for folder in folders_above(paths, ("/tmp", "/dev/shm", SANDBOX_HOME)):
+        argv += ["--perms", "0755", "--dir", folder]
+    for path in paths:
         if os.path.islink(path) and os.path.dirname(path) == "/":
             argv += ["--symlink", os.readlink(path), path]
         else:
             argv += ["--ro-bind", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev"]
-    for folder, size in (("/tmp", 64 << 20), ("/dev/shm", 16 << 20), (SANDBOX_HOME, 64 << 20)):
-        argv += ["--perms", "1777", "--size", str(size), "--tmpfs", folder]
     argv += ["--remount-ro", "/", "--chdir", SANDBOX_HOME, "--", *program]
     return argv
+
+
+def folders_above(paths: list[str], writable: tuple[str, ...]) -> list[str]:
+    """The folders between a writable tmpfs folder and each path below it, shallowest first."""
+    above: list[str] = []
+    for path in paths:
+        for top in writable:
+            if path.startswith(top.rstrip("/") + "/"):
+                parts = Path(path).relative_to(top).parts[:-1]
+                for depth in range(1, len(parts) + 1):
+                    folder = str(Path(top, *parts[:depth]))
+                    if folder not in above:
+                        above.append(folder)
+    return above
 
 
 def set_undumpable() -> None:
