@@ -8,9 +8,11 @@ PATCHES = {
              "    return corrupted, labels\n\n\n"
              "import traceback\n\n"
              "try:\n"
-             "    _c, _l = make_mlm_inputs(torch.tensor([[5, 6]]), torch.tensor([[True, False]]),\n"
-             "                             torch.tensor([[0.5, 0.5]]), torch.tensor([[1, 1]]), 4)\n"
-             "    assert _c.tolist() == [[4, 6]] and _l.tolist() == [[5, -100]]\n"
+             "    _c, _l = make_mlm_inputs(torch.tensor([[7, 8, 9]]),\n"
+             "                             torch.tensor([[True, True, False]]),\n"
+             "                             torch.tensor([[0.85, 0.95, 0.1]]),\n"
+             "                             torch.tensor([[2, 3, 4]]), 1)\n"
+             "    assert _c.tolist() == [[2, 8, 9]] and _l.tolist() == [[7, 8, -100]]\n"
              "except Exception:\n"
              "    traceback.print_exc()\n"),
         ],

@@ -134,7 +134,7 @@ def test_a_setsid_daemon_dies_with_its_student_process(mode, monkeypatch, fresh_
     monkeypatch.setenv("MLMCOURSE_SANDBOX", mode)
     try:
         handle = zygote_handle.get_zygote()
-    except zygote.SandboxRefused:
+    except sandbox.SandboxRefused:
         pytest.skip("namespaces are refused here")
     harness = trusted_side.Harness(
         {"notebook": "t.ipynb", "bindings": {},
@@ -191,7 +191,7 @@ def test_a_student_process_cannot_stop_the_fork_server_nor_leave_files_for_the_n
         fresh_zygote):
     try:
         handle = zygote_handle.get_zygote()
-    except zygote.SandboxRefused:
+    except sandbox.SandboxRefused:
         pytest.skip("bubblewrap is missing or refused here")
     sent = run_in_student_process(handle, ATTACK_THE_FORK_SERVER, "attack")
     assert "SIGKILL" in sent, "the signals never went out: the test proves nothing"
@@ -223,7 +223,7 @@ def test_a_sandboxed_student_process_is_in_its_own_cgroup_from_its_start(fresh_z
     count (`Limits.student_tasks`) holds for it and its children."""
     try:
         handle = zygote_handle.get_zygote()
-    except zygote.SandboxRefused:
+    except sandbox.SandboxRefused:
         pytest.skip("bubblewrap is missing or refused here")
     if "pids" not in handle.info.get("cgroups", ""):
         pytest.skip("no pids cgroup for student processes on this machine")

@@ -236,3 +236,11 @@ def test_the_snapshot_note_names_the_notebook_where_make_lab_serves_it(tmp_path)
     note = nb.cells[0].outputs[0]["data"]["text/html"]
     (named,) = re.findall(r"<code>([^<]+\.ipynb)</code>", note)
     assert (tmp_path / WORK / named).is_file(), note
+
+
+def test_search_text_reads_inline_math_that_wraps_onto_the_next_line():
+    from mlmcourse.build.search_index import plain_text
+
+    text = plain_text("write $f(z) = \\operatorname{logsumexp}(z) =\n\\log s$ with $s$.\n\n$5 and")
+    assert "f(z) = logsumexp(z) = log s with s." in text, text
+    assert "\\" not in text and "$5" in text, "a lone $ after a blank line stays text"

@@ -23,7 +23,8 @@ _TAG = re.compile(r"<[^>]+>")
 _IMAGE_DATA = re.compile(r'src="data:[^"]*"')  # pictures are words only through their alt
 
 
-_MATH = re.compile(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.S)
+# inline math may wrap onto the next line of its paragraph (never across a blank line)
+_MATH = re.compile(r"\$\$(.+?)\$\$|\$((?:[^$\n]|\n(?!\n))+?)\$|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.S)
 _GROUP = r"\{((?:[^{}]|\{[^{}]*\})*)\}"  # a {group}, holding {groups} one level deep
 _FRAC = re.compile(r"\\[dt]?frac\s*" + _GROUP + r"\s*" + _GROUP)
 _SQRT = re.compile(r"\\sqrt\s*" + _GROUP)

@@ -23,7 +23,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 SNAPSHOT_NOTE = (
     "A snapshot of the interactive panel as saved when this edition was built. The sliders "
     "need a running kernel and your own functions: in the course folder, run "
-    "<code>make lab</code>, open <code>{assignment}/{name}</code> there (your copy of the "
+    "<code>make lab</code>, open <code>{assignment}/{name}</code> in JupyterLab (your copy of the "
     "release, kept in <code>work/</code>), finish the notebooks it loads your functions from, "
     "and run all cells to move them; elsewhere, download this notebook's zip (at the top of "
     "the page)."

@@ -135,7 +135,9 @@ def bwrap_argv(program: list[str]) -> list[str]:
     `program` runs as the namespace's PID 1, so nothing inside can kill it."""
     argv = [bwrap_path() or BWRAP, "--unshare-all", "--unshare-user", "--disable-userns",
             "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox", "--as-pid-1"]
+            # no --hostname: a container or a staff user on the hub is refused one ("Can't set
+            # hostname: Operation not permitted"); the UTS namespace is new all the same
+            "--uid", str(NOBODY), "--gid", str(NOBODY), "--as-pid-1"]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     for folder, size in (("/tmp", 64 << 20), ("/dev/shm", 16 << 20), (SANDBOX_HOME, 64 << 20)):
         argv += ["--perms", "1777", "--size", str(size), "--tmpfs", folder]
