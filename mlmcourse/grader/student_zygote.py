@@ -34,7 +34,15 @@ from .sandbox import (
     limit_student_process,
     set_undumpable,
 )
-from .zygote import GO, HELLO, PRELOAD, preload, student_io_and_env, thread_count
+from .zygote import (
+    GO,
+    HELLO,
+    PRELOAD,
+    preload,
+    run_student_process,
+    student_io_and_env,
+    thread_count,
+)
 
 
 class StudentZygote:
@@ -128,8 +136,7 @@ class StudentZygote:
             os.close(fd)
             self.children[pid] = header.get("id")
             return
-        code = 1
-        try:
+        def prepare() -> tuple[socket.socket, str]:
             signal.set_wakeup_fd(-1)
             for sig in range(1, signal.NSIG):
                 try:
@@ -152,15 +159,9 @@ class StudentZygote:
             except (ValueError, OSError):
                 pass
             limit_student_process(Limits.from_json(header["limits"]))
-            from mlmcourse.grader import student_side
+            return sock, "namespaces"
 
-            student_side.serve(sock, "namespaces")
-            code = 0
-        except SystemExit as done:
-            code = done.code if isinstance(done.code, int) else 0
-        except BaseException:  # noqa: BLE001
-            code = 70
-        os._exit(code)
+        run_student_process(prepare)
 
 
 def sandbox_main(fd: int, zygote_socket: str) -> None:

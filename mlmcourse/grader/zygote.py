@@ -454,23 +454,34 @@ class Zygote:
             if not fallback_can_drop():
                 self.uids[pid] = uid
             return pid
-        code = 1
-        try:
+
+        def prepare() -> tuple[socket.socket, str]:
             self._child_common([theirs.fileno()])
             join_cgroups(groups)  # first: everything this process starts stays inside them
             student_io_and_env()
             plain_child_drop(home, uid, limits.student_tasks)
             os.environ["HOME"] = os.getcwd()
             limit_student_process(limits)
-            from mlmcourse.grader import student_side
+            return theirs, self.sandbox
 
-            student_side.serve(theirs, self.sandbox)
-            code = 0
-        except SystemExit as done:
-            code = done.code if isinstance(done.code, int) else 0
-        except BaseException:  # noqa: BLE001
-            code = 70
-        os._exit(code)
+        run_student_process(prepare)
+
+
+def run_student_process(prepare) -> None:
+    """A forked student process, to its end: `prepare` readies it and names its socket and
+    sandbox mode, then the student side serves; exit 0, SystemExit's code, or 70 when it fell
+    over (never back into the fork server's loop)."""
+    try:
+        sock, mode = prepare()
+        from mlmcourse.grader import student_side
+
+        student_side.serve(sock, mode)
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 0
+    except BaseException:  # noqa: BLE001
+        code = 70
+    os._exit(code)
 
 
 def student_io_and_env() -> None:
