@@ -17,7 +17,7 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # A locked, ungraded cell may hold a hidden region: helpers that a notebook's graded tests share,
 # defined once (`mlmcourse.course.cells.is_hidden_helper`). nbgrader refuses such a cell unless
 # this is off; ClearHiddenTests then strips its region like a graded cell's. Grading rebuilds the
-# notebook from source/ (mlmcourse/grader/rebuild.py), so the helpers are there when it runs.
+# notebook from source/ (mlmcourse/grader/engine/rebuild.py), so the helpers are there when it runs.
 c.ClearHiddenTests.enforce_metadata = False
 
 # Grading: one configuration for every way in (`make grade`, `make check` inside the course,
@@ -71,7 +71,7 @@ c.Autograde.exporter_class = "mlmcourse.grader.nbgrader_plugin.SubmissionExporte
 # school's system here: nbgrader's default, grades.csv, is `make grade`'s per-notebook table.
 # One layout from every way in (one machine, the hub): nbgrader's columns, then submitted, late
 # and seconds_late; a row for every student of the roster; times in UTC with their offset.
-c.ExportApp.plugin_class = "mlmcourse.grader.lms_export.RosterCsvExport"
+c.ExportApp.plugin_class = "mlmcourse.grader.results.lms_export.RosterCsvExport"
 c.ExportPlugin.to = "grades-lms.csv"
 
 # Validate (and plain `Execute`, where a TA asks for it): a hung cell must not stall the class;
@@ -85,9 +85,9 @@ c.Execute.execute_retries = 0
 # tracebacks (also when a TA runs `nbgrader generate_feedback` by hand after manual grading).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "mlmcourse.grader.feedback.ReadableFeedback",
+    "mlmcourse.grader.results.feedback.ReadableFeedback",
 ]
-c.GenerateFeedback.exporter_class = "mlmcourse.grader.feedback.FeedbackExporter"
+c.GenerateFeedback.exporter_class = "mlmcourse.grader.results.feedback.FeedbackExporter"
 
 # Validate must report the visible checks: they are read-only cells, not graded ones (the graded
 # cells of the release hold only a docstring, so validating those alone would always succeed).

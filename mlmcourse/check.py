@@ -1,7 +1,8 @@
 """Self-check: run the hidden tests on a learner's own notebook, offline, without touching it.
 
-The notebook goes through the same engine as the TA's grading (:mod:`mlmcourse.grader.engine`): the
-tests come from ``source/``, the learner's answer cells run in a sandboxed worker, and the
+The notebook goes through the same engine as the TA's grading
+(:mod:`mlmcourse.grader.engine.submission`): the tests come from ``source/``, the learner's answer
+cells run in a sandboxed worker, and the
 learner's file is only read (its sibling notebooks too, for the notebooks that load functions
 from earlier ones). The limits and the sandbox mode are the course's (`c.Grading` in its
 nbgrader_config.py, `mlmcourse.grader.config.course_settings`), as for `make grade` and
@@ -22,11 +23,11 @@ from mlmcourse.course import nbio
 from mlmcourse.course.headings import check_headings
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
 from mlmcourse.grader.config import course_settings
-from mlmcourse.grader.engine import grade_submission
+from mlmcourse.grader.engine.submission import grade_submission
 from mlmcourse.grader.limits import Limits
-from mlmcourse.grader.sandbox import UNSAFE, SandboxRefused
-from mlmcourse.grader.verdict import Check, Kind, Status, Verdict
-from mlmcourse.grader.zygote_handle import stop_zygote
+from mlmcourse.grader.processes.sandbox import UNSAFE, SandboxRefused
+from mlmcourse.grader.processes.zygote_handle import stop_zygote
+from mlmcourse.grader.results.verdict import Check, Kind, Status, Verdict
 
 STUDENT = "self_check"
 

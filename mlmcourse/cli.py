@@ -31,8 +31,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from mlmcourse.grader.config import GradingConfig, course_settings
-    from mlmcourse.grader.grading import (
+    from mlmcourse.grader.class_run.grading import (
         GradingError,
         autograde,
         export_for_lms,
@@ -42,6 +41,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         score_table,
         write_csv,
     )
+    from mlmcourse.grader.config import GradingConfig, course_settings
     from mlmcourse.report.build import write_report
 
     config = GradingConfig.load(find_root(), args.db_url, workers=args.workers,
@@ -76,7 +76,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_new_class(args: argparse.Namespace) -> int:
-    from mlmcourse.grader.new_class import new_class
+    from mlmcourse.grader.class_run.new_class import new_class
 
     folder = Path(args.folder).expanduser()
     try:
@@ -117,7 +117,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """The hidden tests on a learner's own notebook; a file it cannot take costs one line that
     says what to do, never a traceback."""
     from mlmcourse.course.layout import find_course
-    from mlmcourse.grader.sandbox import SandboxRefused
+    from mlmcourse.grader.processes.sandbox import SandboxRefused
 
     from .check import CheckError, all_passed, check_names, check_result, report
 

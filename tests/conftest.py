@@ -84,7 +84,7 @@ class GradedClass:
 
     def verdict(self, student: str, name: str):
         from mlmcourse.course import nbio
-        from mlmcourse.grader.verdict import verdict_of
+        from mlmcourse.grader.results.verdict import verdict_of
 
         verdict = verdict_of(nbio.read(self.autograded(student, name)))
         assert verdict is not None, f"{student}/{name} carries no verdict"

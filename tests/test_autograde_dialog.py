@@ -1,6 +1,6 @@
 """The formgrader's Autograde dialog shows the score and what failed, not the log
-(mlmcourse/grader/dialog.py): nbgrader's `capture_log` handler is raised to INFO and writes no
-colour codes; the full log goes to logs/autograde/<student>.log."""
+(mlmcourse/grader/dialog.py): nbgrader's `capture_log` handler is raised to INFO and writes
+no colour codes; the full log goes to logs/autograde/<student>.log."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from nbgrader.utils import capture_log
 
 from mlmcourse.grader.dialog import LOG_FOLDER, quiet_dialog, summary_line
 from mlmcourse.grader.nbgrader_plugin import SourceOverwriteCells
-from mlmcourse.grader.verdict import Check, Verdict
+from mlmcourse.grader.results.verdict import Check, Verdict
 
 RED = "\x1b[0;31mAssertionError\x1b[0m: the mask is wrong"
 

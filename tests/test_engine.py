@@ -28,14 +28,16 @@ from mlmcourse.course.cells import (
     without_solution_markers,
 )
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader import codec, errors, zygote, zygote_handle
-from mlmcourse.grader import harness as trusted_side
-from mlmcourse.grader import sandbox as worker_sandbox
-from mlmcourse.grader.engine import grade_submission
+from mlmcourse.grader.engine.rebuild import cells_to_run, defined_names, trusted_notebooks
+from mlmcourse.grader.engine.submission import grade_submission
 from mlmcourse.grader.limits import Limits
-from mlmcourse.grader.proxies import StudentFunction
-from mlmcourse.grader.rebuild import cells_to_run, defined_names, trusted_notebooks
-from mlmcourse.grader.verdict import Check, Kind, Status, Verdict, error_line
+from mlmcourse.grader.processes import sandbox as worker_sandbox
+from mlmcourse.grader.processes import zygote, zygote_handle
+from mlmcourse.grader.results.verdict import Check, Kind, Status, Verdict, error_line
+from mlmcourse.grader.trusted_kernel import errors
+from mlmcourse.grader.trusted_kernel import harness as trusted_side
+from mlmcourse.grader.trusted_kernel.proxies import StudentFunction
+from mlmcourse.grader.wire import codec
 
 # Small limits: a hang costs 4 s, a memory blow-up stops at 512 MiB. Scores do not change.
 LIMITS = Limits(cell_timeout_s=60, memory_bytes=512 << 20, cpu_seconds=30, call_timeout_s=4,
@@ -211,7 +213,7 @@ def test_trusted_notebook_takes_only_the_solution_cells():
 def test_a_lone_surrogate_in_an_answer_is_kept_as_its_escape(tmp_path):
     """JSON can carry a lone surrogate, which no notebook file can hold: read as its escape, so
     the graded notebook can be written (it once failed the student's whole submission)."""
-    from mlmcourse.grader.rebuild import read_submitted_notebook
+    from mlmcourse.grader.engine.rebuild import read_submitted_notebook
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 'SURROGATE'")])
     path = tmp_path / "01_corruption.ipynb"
@@ -502,7 +504,7 @@ def test_unsafe_mode_without_sandbox_grades_the_same(graded_class, tmp_path, mon
 
 
 def test_kernel_stub_module_imports_nothing_heavy():
-    code = ("import sys, mlmcourse.grader.kernel_stub as z; "
+    code = ("import sys, mlmcourse.grader.trusted_kernel.kernel_stub as z; "
             "print(sorted(m for m in ('torch', 'nbformat', 'IPython') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, check=True)
@@ -516,7 +518,7 @@ def test_kernel_stub_module_imports_nothing_heavy():
 def test_a_notebook_the_grader_failed_is_graded_again(course, tmp_path, monkeypatch):
     """A notebook whose grading failed for the grader's reasons (status 'error', or the trusted
     kernel died) is graded once more; the second result is the one returned."""
-    from mlmcourse.grader import engine
+    from mlmcourse.grader.engine import submission as engine
 
     calls = []
 
@@ -542,7 +544,8 @@ def test_a_notebook_the_grader_failed_is_graded_again(course, tmp_path, monkeypa
 def test_a_task_the_grader_failed_twice_is_not_recorded(monkeypatch):
     """The coordinator's task raises (the submission keeps its earlier grades and is reported)
     rather than hand back a notebook that scored zero because the grader failed."""
-    from mlmcourse.grader import coordinator, engine
+    from mlmcourse.grader.class_run import coordinator
+    from mlmcourse.grader.engine import submission as engine
 
     def broken(course, student, submission, scratch, **kwargs):
         return [Verdict("01_corruption", Status.ERROR, [Check("t", 0.0, 24.0, "x")],

@@ -1,4 +1,5 @@
-"""The trusted kernel in `mlmcourse.grader.engine`: what it runs under and how long it may run.
+"""The trusted kernel in `mlmcourse.grader.engine.submission`: what it runs under and how long it
+may run.
 
 - Nothing a student's function prints may stop the notebook: the honest sample
   ``honest_stderr_every_call`` (stderr on every call, notebook 4 calling both functions hundreds
@@ -22,10 +23,10 @@ from mlmcourse.build.samples import expected_scores, load_sample
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_solution, without_solution_markers
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader import engine
-from mlmcourse.grader.engine import grade_submission
+from mlmcourse.grader.engine.submission import grade_submission
+from mlmcourse.grader.engine import submission as engine
 from mlmcourse.grader.limits import Limits
-from mlmcourse.grader.verdict import NOT_RUN
+from mlmcourse.grader.results.verdict import NOT_RUN
 
 # ---------------------------------------------------------------------------------------------
 # A toy course: one solution cell, then locked and graded cells.

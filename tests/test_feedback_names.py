@@ -13,8 +13,8 @@ from conftest import ROOT
 from mlmcourse.course.cells import grade_id, is_graded, is_solution
 from mlmcourse.course.headings import check_headings
 from mlmcourse.course.layout import ASSIGNMENT
-from mlmcourse.grader.feedback import FeedbackExporter, ReadableFeedback
-from mlmcourse.grader.verdict import verdict_of
+from mlmcourse.grader.results.feedback import FeedbackExporter, ReadableFeedback
+from mlmcourse.grader.results.verdict import verdict_of
 
 AUTOGRADED = ROOT / "autograded"
 FIRST = "01_corruption"
@@ -78,7 +78,7 @@ def test_blank_notebook_is_summed_up_in_one_line():
 
 
 def test_one_shared_reason_is_said_once():
-    from mlmcourse.grader.feedback import not_attempted
+    from mlmcourse.grader.results.feedback import not_attempted
 
     reason = ("NotebookNotReady: `make_mlm_inputs` in 01_corruption.ipynb still raises "
               "NotImplementedError. Finish notebook 1 first.")

@@ -15,10 +15,10 @@ from mlmcourse.build.samples import expected_scores, load_samples
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import total_points
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader.class_run.grading import Score, read_scores, score_table, write_csv
 from mlmcourse.grader.config import GradingConfig, with_interpreter_bin
-from mlmcourse.grader.grading import Score, read_scores, score_table, write_csv
 from mlmcourse.grader.limits import Limits
-from mlmcourse.grader.verdict import Check, Status, Verdict, verdict_of
+from mlmcourse.grader.results.verdict import Check, Status, Verdict, verdict_of
 
 
 @pytest.fixture(scope="module")

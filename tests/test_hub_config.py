@@ -179,8 +179,8 @@ def test_the_instructors_sources_carry_the_kernels_language_info(tmp_path):
 
 
 def test_the_export_carries_the_roster_and_says_what_came_and_when(tmp_path, monkeypatch):
-    """`nbgrader export` and `make grade`'s export (mlmcourse/grader/lms_export.py): names and
-    e-mail, a row for a student who handed nothing in (submitted: no), late marks, times in UTC
+    """`nbgrader export` and `make grade`'s export (mlmcourse/grader/results/lms_export.py): names
+    and e-mail, a row for a student who handed nothing in (submitted: no), late marks, times in UTC
     with their offset."""
     import csv
     import os
@@ -189,7 +189,7 @@ def test_the_export_carries_the_roster_and_says_what_came_and_when(tmp_path, mon
 
     from nbgrader.api import Gradebook
 
-    from mlmcourse.grader.lms_export import RosterCsvExport
+    from mlmcourse.grader.results.lms_export import RosterCsvExport
 
     monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
     due = datetime(2026, 12, 1, 12, 0, 0)
@@ -349,7 +349,7 @@ def test_the_grading_log_keeps_grading_runs_at_info_and_above_only():
 
     assert kept(f"{site}/nbgrader/converters/autograde.py")
     assert kept(f"{site}/nbgrader/exchange/default/collect.py", logging.WARNING)
-    assert kept("/srv/hub/python/mlmcourse/grader/engine.py")
+    assert kept("/srv/hub/python/mlmcourse/grader/engine/submission.py")
     assert not kept(f"{site}/nbgrader/converters/autograde.py", logging.DEBUG)
     assert not kept(f"{site}/nbgrader/exchange/default/list.py")
     assert not kept(f"{site}/nbgrader/server_extensions/assignment_list/handlers.py")
@@ -435,7 +435,7 @@ def test_feedback_on_a_hub_names_the_student_and_is_written_for_the_id(tmp_path)
 
     from nbgrader.api import Gradebook
 
-    from mlmcourse.grader.feedback import ReadableFeedback
+    from mlmcourse.grader.results.feedback import ReadableFeedback
 
     sys.path.insert(0, str(DEPLOY))
     from mlmcourse_hub import NamedFeedbackExporter, NamedStudent

@@ -60,7 +60,7 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def room(module: str) -> str:
-    """'grader' for mlmcourse.grader.engine; '' for a front door (mlmcourse.cli)."""
+    """'grader' for mlmcourse.grader.engine.submission; '' for a front door (mlmcourse.cli)."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else ""
 
@@ -112,11 +112,12 @@ def test_the_authoring_map_names_every_room():
 
 # The untrusted side imports only what it needs to talk and to run cells; nothing trusted
 # imports it (a module the student's process can change must never shape the trusted side).
-STUDENT_SIDE = "mlmcourse.grader.student_side"
-STUDENT_SIDE_MAY_IMPORT = {"mlmcourse.grader.protocol", "mlmcourse.grader.codec",
-                     "mlmcourse.grader.framing", "mlmcourse.grader.hygiene",
-                     "mlmcourse.grader.limits",  # the caps, declared once: plain data
-                     "mlmcourse.course.cells", "mlmcourse.course", "mlmcourse.grader"}
+STUDENT_SIDE = "mlmcourse.grader.sandboxed.student_side"
+STUDENT_SIDE_MAY_IMPORT = {
+    "mlmcourse.grader.wire", "mlmcourse.grader.wire.protocol", "mlmcourse.grader.wire.codec",
+    "mlmcourse.grader.wire.framing", "mlmcourse.grader.wire.hygiene",
+    "mlmcourse.grader.limits",  # the caps, declared once: plain data
+    "mlmcourse.course.cells", "mlmcourse.course", "mlmcourse.grader"}
 
 
 def test_the_student_side_imports_only_the_protocol_the_codec_and_the_cell_runner():
@@ -125,12 +126,53 @@ def test_the_student_side_imports_only_the_protocol_the_codec_and_the_cell_runne
     assert not extra, extra
     importers = sorted(module for module, imports in graph.items()
                        if STUDENT_SIDE in imports and module not in (
-                           "mlmcourse.grader.zygote", "mlmcourse.grader.student_zygote"))
+                           "mlmcourse.grader.processes.zygote",
+                           "mlmcourse.grader.sandboxed.student_zygote"))
     assert not importers, f"trusted modules import the student process: {importers}"
 
 
 def test_every_module_of_the_grader_is_on_the_map():
     text = (ROOT / "AUTHORING.md").read_text(encoding="utf-8")
-    missing = [p.stem for p in (PACKAGE / "grader").glob("*.py")
+    grader = PACKAGE / "grader"
+    missing = [p.relative_to(grader).with_suffix("").as_posix() for p in grader.rglob("*.py")
                if p.stem != "__init__" and p.stem not in text]
+    missing += [f"{folder.name}/" for folder in grader.iterdir()
+                if (folder / "__init__.py").is_file() and f"{folder.name}/" not in text]
     assert not missing, f"AUTHORING.md's package map does not mention: {missing}"
+
+
+# The grader's folders by job, each named for the process its code runs in or the job it does:
+# folder -> the folders it may import. The modules at the grader's top are the settings every
+# folder reads (config, limits) and nbgrader's front door (nbgrader_plugin, dialog), which no
+# folder imports.
+GRADER_SETTINGS = {"config", "limits"}
+GRADER_ALLOWED = {
+    "wire": set(),
+    "results": set(),
+    "sandboxed": {"wire", "processes"},  # the fork server in bwrap shares the zygote's reaper
+    "trusted_kernel": {"wire", "results"},
+    "processes": {"sandboxed", "trusted_kernel", "wire"},  # it starts them
+    "engine": {"processes", "results"},
+    "class_run": {"engine", "processes", "results"},
+}
+
+
+def grader_room(module: str) -> str:
+    """'engine' for mlmcourse.grader.engine.submission; a top module's own name otherwise."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def test_the_graders_folders_import_only_the_folders_below_them():
+    wrong = []
+    for module, imports in sorted(import_graph().items()):
+        mine = grader_room(module) if module.startswith("mlmcourse.grader.") else None
+        if mine not in GRADER_ALLOWED:
+            continue
+        for target in sorted(imports):
+            if not target.startswith("mlmcourse.grader."):
+                continue
+            theirs = grader_room(target)
+            if theirs != mine and theirs not in GRADER_ALLOWED[mine] | GRADER_SETTINGS:
+                wrong.append(f"{module} imports {target}")
+    assert not wrong, "imports against the grader's map (AUTHORING.md):\n" + "\n".join(wrong)

@@ -22,8 +22,8 @@ from mlmcourse.build.samples import load_sample, sample_notebook
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import layout_notes
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader.gradebook import submission_time
-from mlmcourse.grader.rebuild import cells_to_run, trusted_notebooks
+from mlmcourse.grader.engine.rebuild import cells_to_run, trusted_notebooks
+from mlmcourse.grader.results.gradebook import submission_time
 
 FIRST = "01_corruption"
 
@@ -148,7 +148,7 @@ def test_validates_last_cell_says_how_it_read_a_split_answer(tmp_path, monkeypat
 def test_make_check_says_how_it_read_a_layout():
     """`make check` (the learner's report) shows the layout note under the notebook."""
     from mlmcourse.check import report
-    from mlmcourse.grader.verdict import Check, Incident, Kind, Status, Verdict
+    from mlmcourse.grader.results.verdict import Check, Incident, Kind, Status, Verdict
 
     note = "2 cells carry the answer id 'target_log_probs': the grader runs them all"
     verdict = Verdict("02_stable_log_softmax", Status.OK, [Check("t", 1.0, 1.0)],

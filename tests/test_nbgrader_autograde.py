@@ -30,7 +30,7 @@ from mlmcourse.build.samples import (
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded
 from mlmcourse.course.layout import ASSIGNMENT
-from mlmcourse.grader.grading import read_scores
+from mlmcourse.grader.class_run.grading import read_scores
 
 pytestmark = pytest.mark.slow
 

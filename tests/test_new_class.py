@@ -17,7 +17,7 @@ from conftest import ROOT
 
 from mlmcourse.cli import sample_class_note
 from mlmcourse.course.layout import ASSIGNMENT
-from mlmcourse.grader.new_class import ClassExists, new_class
+from mlmcourse.grader.class_run.new_class import ClassExists, new_class
 
 ROSTER = ("id,first_name,last_name,email,role\n"
           "reference,Ada,Lovelace,ada@uni.example,\n"

@@ -8,9 +8,9 @@ from __future__ import annotations
 import nbformat
 import torch
 
-from mlmcourse.grader.engine import bounded
+from mlmcourse.grader.engine.submission import bounded
 from mlmcourse.grader.limits import CAPS
-from mlmcourse.grader.verdict import error_line
+from mlmcourse.grader.results.verdict import error_line
 from mlmcourse.teaching.checks import CheckFailed, expect_equal, shown
 
 HUGE = torch.zeros(2_000_000, dtype=torch.int64)

@@ -27,9 +27,9 @@ from mlmcourse.build.samples import committed_verdicts, expected_scores, load_sa
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_graded, is_solution, total_points
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader.class_run.grading import GradingError, autograde, read_scores
 from mlmcourse.grader.config import GradingConfig
-from mlmcourse.grader.grading import GradingError, autograde, read_scores
-from mlmcourse.grader.verdict import verdict_of
+from mlmcourse.grader.results.verdict import verdict_of
 
 FIRST, SECOND = notebook_names(ROOT)[:2]
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
@@ -89,7 +89,7 @@ def _seen(dask_worker) -> list[str]:
 
 @pytest.fixture(scope="module")
 def client():
-    from mlmcourse.grader.coordinator import dask_client
+    from mlmcourse.grader.class_run.coordinator import dask_client
 
     with dask_client(workers=2) as dask:
         yield dask
@@ -98,8 +98,8 @@ def client():
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, client):
     """The small class graded in parallel, with every worker process audited."""
-    from mlmcourse.grader.coordinator import grade_class
-    from mlmcourse.grader.grading import generate_feedback
+    from mlmcourse.grader.class_run.coordinator import grade_class
+    from mlmcourse.grader.class_run.grading import generate_feedback
 
     root = make_course(tmp_path_factory.mktemp("parallel") / "course").resolve()
     before = fingerprint(root / "submitted")
@@ -207,8 +207,8 @@ def contents(folder: Path) -> dict[str, str]:
 def test_a_regrade_gives_the_same_scores_and_files(graded, client):
     """Grading the class again changes nothing: scores, autograded notebooks and feedback are
     byte-identical (the build commits them)."""
-    from mlmcourse.grader.coordinator import grade_class
-    from mlmcourse.grader.grading import generate_feedback
+    from mlmcourse.grader.class_run.coordinator import grade_class
+    from mlmcourse.grader.class_run.grading import generate_feedback
 
     root = graded["root"]
     before = (read_scores(root), contents(root / "autograded"), contents(root / "feedback"))
@@ -241,7 +241,7 @@ def test_grade_command_on_a_running_scheduler(tmp_path, client):
 
 def _break_engine(dask_worker) -> None:
     """In a worker: the engine fails for every submission (a grader's failure)."""
-    import mlmcourse.grader.engine as engine
+    import mlmcourse.grader.engine.submission as engine
 
     def broken(*args, **kwargs):
         raise RuntimeError("engine out of order (test)")
@@ -251,7 +251,7 @@ def _break_engine(dask_worker) -> None:
 
 
 def _mend_engine(dask_worker) -> None:
-    import mlmcourse.grader.engine as engine
+    import mlmcourse.grader.engine.submission as engine
 
     engine.grade_submission = dask_worker.mlm_real_engine
 
@@ -260,7 +260,7 @@ def _mend_engine(dask_worker) -> None:
 def test_a_grader_failure_keeps_earlier_grades(graded, client):
     """When grading itself fails, the student keeps the earlier grades and notebooks, and the
     run says so (it never records the student as zero)."""
-    from mlmcourse.grader.coordinator import grade_class
+    from mlmcourse.grader.class_run.coordinator import grade_class
 
     root = graded["root"]
     scores = read_scores(root)
@@ -277,7 +277,7 @@ def test_a_grader_failure_keeps_earlier_grades(graded, client):
 
 
 def test_autograde_raises_grading_error_for_failed_submissions(tmp_path, monkeypatch):
-    from mlmcourse.grader import coordinator as parallel
+    from mlmcourse.grader.class_run import coordinator as parallel
 
     def fake(root, students, **kwargs):
         return parallel.ClassOutcome(failed={"someone": "worker lost"})
@@ -291,8 +291,8 @@ def test_autograde_raises_grading_error_for_failed_submissions(tmp_path, monkeyp
 def test_progress_without_a_terminal_is_one_line_per_student(capsys, monkeypatch):
     """`make grade` in a log (no terminal): a line per graded student, with its score and an
     estimate of the time left; a grader's failure is said as such."""
-    from mlmcourse.grader.coordinator import Outcome, Progress
-    from mlmcourse.grader.verdict import Check, Verdict
+    from mlmcourse.grader.class_run.coordinator import Outcome, Progress
+    from mlmcourse.grader.results.verdict import Check, Verdict
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
     results = [Verdict(FIRST, checks=[Check("t", 5.0, 7.0)]),
@@ -310,7 +310,7 @@ def test_progress_without_a_terminal_is_one_line_per_student(capsys, monkeypatch
 
 
 def test_progress_off_prints_nothing(capsys):
-    from mlmcourse.grader.coordinator import Outcome, Progress
+    from mlmcourse.grader.class_run.coordinator import Outcome, Progress
 
     with Progress(1, False) as progress:
         progress.graded(Outcome("ada"))
@@ -319,7 +319,7 @@ def test_progress_off_prints_nothing(capsys):
 
 def test_links_in_a_submission_are_not_shipped(tmp_path):
     """A submitted link (to the gradebook, say) is never read and sent to a worker."""
-    from mlmcourse.grader.coordinator import submission_files
+    from mlmcourse.grader.class_run.coordinator import submission_files
 
     folder = tmp_path / "submitted" / "sneaky" / ASSIGNMENT
     folder.mkdir(parents=True)
@@ -335,7 +335,7 @@ def test_only_the_series_notebooks_travel_and_a_few_submissions_at_a_time(tmp_pa
     junk beside a correct notebook took 48 s and 2.49 GB)."""
     from distributed import Client, LocalCluster
 
-    from mlmcourse.grader import coordinator
+    from mlmcourse.grader.class_run import coordinator
 
     root = tmp_path.resolve()
     shutil.copytree(ROOT / "source", root / "source")
@@ -388,7 +388,7 @@ _LOCK = threading.Lock()
 
 def _fake_task(course, student, submitted, notebooks, limits, sandbox):
     """A grading task that grades nothing (module level: Dask pickles it by reference)."""
-    from mlmcourse.grader import coordinator
+    from mlmcourse.grader.class_run import coordinator
 
     assert set(submitted) == {f"{FIRST}.ipynb"}, sorted(submitted)
     time.sleep(0.1)

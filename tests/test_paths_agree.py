@@ -39,8 +39,8 @@ from mlmcourse.build.samples import load_sample, reference_notebook, sample_note
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import total_points
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader.class_run.grading import read_scores
 from mlmcourse.grader.config import GradingConfig
-from mlmcourse.grader.grading import read_scores
 
 FIRST, SECOND = notebook_names(ROOT)[:2]
 TA_SETTINGS = """
@@ -391,8 +391,8 @@ def test_a_misspelt_setting_is_an_error(tmp_path):
 def test_the_late_policy_is_nbgraders_on_make_grades_path(tmp_path):
     """The one writer's late policy runs nbgrader's AssignLatePenalties with the course's
     settings: a late submission loses its points under "zero", keeps them under "none"."""
-    from mlmcourse.grader.gradebook import apply_late_policy
-    from mlmcourse.grader.verdict import Verdict
+    from mlmcourse.grader.results.gradebook import apply_late_policy
+    from mlmcourse.grader.results.verdict import Verdict
 
     write_config(tmp_path)
     with GradingConfig.load(tmp_path).gradebook() as gradebook:
@@ -426,8 +426,8 @@ def test_no_response_is_one_rule_written_by_the_one_writer(tmp_path):
     import copy
 
     from mlmcourse.course.cells import grade_id, is_solution
-    from mlmcourse.grader.gradebook import record_student, record_verdict
-    from mlmcourse.grader.verdict import NO_RESPONSE, Verdict, unanswered
+    from mlmcourse.grader.results.gradebook import record_student, record_verdict
+    from mlmcourse.grader.results.verdict import NO_RESPONSE, Verdict, unanswered
 
     source = nbio.read(ROOT / "source" / ASSIGNMENT / f"{FIRST}.ipynb")
     release = nbio.read(ROOT / "release" / ASSIGNMENT / f"{FIRST}.ipynb")

@@ -27,7 +27,7 @@ from mlmcourse.course.cells import (
     without_solution_markers,
 )
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader.engine import grade_submission
+from mlmcourse.grader.engine.submission import grade_submission
 from mlmcourse.grader.limits import Limits
 
 NOTEBOOK = "06_real_bert"

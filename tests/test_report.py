@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT
 
 from mlmcourse.build.samples import committed_verdicts, load_samples
-from mlmcourse.grader.verdict import Status
+from mlmcourse.grader.results.verdict import Status
 from mlmcourse.report.build import PAGE, analyse, write_class_report
 from mlmcourse.report.changes import changes, snapshot
 from mlmcourse.report.collect import ClassData, read_autograded, read_notebook, read_release
@@ -228,7 +228,7 @@ def test_feedback_gains_the_class_line_only_when_the_course_asks(tmp_path, repor
     from traitlets.config import Config
 
     from mlmcourse.course.layout import ASSIGNMENT
-    from mlmcourse.grader.feedback import CLASS_LINES, ReadableFeedback
+    from mlmcourse.grader.results.feedback import CLASS_LINES, ReadableFeedback
     from mlmcourse.report.build import write_class_lines
 
     (tmp_path / CLASS_LINES).parent.mkdir()
@@ -257,7 +257,7 @@ def test_feedback_gains_the_class_line_only_when_the_course_asks(tmp_path, repor
 
 
 def cell_failed(cell) -> bool:
-    from mlmcourse.grader.verdict import failure_of
+    from mlmcourse.grader.results.verdict import failure_of
 
     return bool(failure_of(cell))
 
@@ -308,7 +308,7 @@ def test_the_gradebook_decides_scores_and_lateness(tmp_path):
                                                      "wrong_labels_every_token")
         late_nb.late_submission_penalty = 3.0
         gradebook.db.commit()
-    from mlmcourse.grader.grading import read_scores, score_table
+    from mlmcourse.grader.class_run.grading import read_scores, score_table
 
     table = score_table(read_scores(config))  # make grade's table reads the same gradebook
     assert re.search(r"^wrong_labels_every_token .* 1 d 2 h \(-3\)$", table, re.M), table

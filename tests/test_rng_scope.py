@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from test_engine import student_worker
 
-from mlmcourse.grader.proxies import StudentFunction
+from mlmcourse.grader.trusted_kernel.proxies import StudentFunction
 
 CELLS = [{"grade_id": "c", "filename": "<c>", "source": (
     "import torch\n"

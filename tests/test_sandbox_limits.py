@@ -19,11 +19,11 @@ from conftest import ROOT, sample
 from mlmcourse.build.samples import load_sample, sample_notebook
 from mlmcourse.course import nbio
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader import harness as trusted_side
-from mlmcourse.grader import sandbox, zygote, zygote_handle
-from mlmcourse.grader.engine import grade_submission
+from mlmcourse.grader.engine.submission import grade_submission
 from mlmcourse.grader.limits import Limits
-from mlmcourse.grader.proxies import StudentFunction
+from mlmcourse.grader.processes import sandbox, zygote, zygote_handle
+from mlmcourse.grader.trusted_kernel import harness as trusted_side
+from mlmcourse.grader.trusted_kernel.proxies import StudentFunction
 
 MARKER = "MLM_SETSID_DAEMON_MARKER"
 FIRST, EXPERIMENT = "01_corruption", "04_experiment"
@@ -254,7 +254,7 @@ def test_a_class_with_attackers_costs_the_honest_students_nothing(tmp_path, fres
     notebook 1 and, through its loaded functions, in notebook 4), an output flood and a stalled
     reply beside the reference and an honest student who prints to stderr on every call. The
     honest ones keep every point, each attacker gets exactly its score, in bounded time."""
-    from mlmcourse.grader.coordinator import dask_client, grade_class
+    from mlmcourse.grader.class_run.coordinator import dask_client, grade_class
 
     handle = zygote_handle.get_zygote()
     if "cpu" not in handle.info.get("cgroups", ""):

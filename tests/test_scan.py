@@ -14,11 +14,11 @@ from mlmcourse.build.samples import expected_scores, load_sample, load_samples, 
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_solution
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.grader.engine.scan import asks_for_loss_by_hand, scan_cells, scan_source
 from mlmcourse.grader.limits import CAPS
-from mlmcourse.grader.scan import asks_for_loss_by_hand, scan_cells, scan_source
 
 REACHES = {
-    "the grader's package": "import mlmcourse.grader.student_side as w",
+    "the grader's package": "import mlmcourse.grader.sandboxed.student_side as w",
     "from-import of the grader": "from mlmcourse.grader import student_side",
     "the module table": "import sys\nsys.modules['x'].has_data = None",
     "frames": "import sys\nsys._getframe(1).f_globals['x'] = 1",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import nbformat
 
-from mlmcourse.grader.slicing import SKIPPED_NOTE, cells_to_run, skip_unneeded
+from mlmcourse.grader.engine.slicing import SKIPPED_NOTE, cells_to_run, skip_unneeded
 
 
 def _cell(source: str, gid: str, *, graded=False, solution=False):
@@ -69,7 +69,7 @@ def test_the_skipped_cells_are_blank_in_the_kernel_and_say_why():
 
 def test_a_notebook_without_graded_cells_is_graded_0_of_0_without_a_kernel(tmp_path, monkeypatch):
     from mlmcourse.course import nbio
-    from mlmcourse.grader import engine
+    from mlmcourse.grader.engine import submission as engine
     from mlmcourse.grader.limits import Limits
 
     def no_kernel(*args, **kwargs):

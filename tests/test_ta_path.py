@@ -18,11 +18,11 @@ from conftest import ROOT
 from mlmcourse.build.samples import SUBMITTED_AT
 from mlmcourse.course.cells import TIMING_TAG
 from mlmcourse.course.layout import ASSIGNMENT
-from mlmcourse.grader import coordinator
+from mlmcourse.grader.class_run import coordinator
+from mlmcourse.grader.class_run.grading import export_for_lms
 from mlmcourse.grader.config import GradingConfig
-from mlmcourse.grader.grading import export_for_lms
-from mlmcourse.grader.lms_export import COLUMNS
-from mlmcourse.grader.verdict import Check, Verdict
+from mlmcourse.grader.results.lms_export import COLUMNS
+from mlmcourse.grader.results.verdict import Check, Verdict
 
 STUDENT = "some_student"
 

@@ -15,7 +15,7 @@ import logging
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
-from mlmcourse.grader.feedback import FeedbackExporter
+from mlmcourse.grader.results.feedback import FeedbackExporter
 
 # nbgrader's code that lists what is in the exchange: the Assignment List polls it every few
 # seconds for every open lab, which is no grading run (it filled grading.log by the thousand).

@@ -2,14 +2,15 @@
 grading engine's time for the same notebooks in the same run.
 
 The floor below which no grader of this course can go: the instructor's notebooks (reference
-solutions and hidden tests in place), cut to the cells grading runs (`grader.slicing`), executed
-by an ordinary Jupyter kernel with no sandbox, no worker and no copies across a boundary. Each
+solutions and hidden tests in place), cut to the cells grading runs (`grader.engine.slicing`),
+executed by an ordinary Jupyter kernel with no sandbox, no worker and no copies across a boundary.
+Each
 notebook reports the summed execution time of its cells (the kernel's own start apart), so the
 README can set the engine's time per submission beside it. Each kernel imports the libraries
 the grader's fork server preloads (torch, matplotlib...) in a first cell that is not counted:
 the engine does not pay for them per notebook either. Then the engine grades the reference's
-notebooks (`grader.engine.grade_submission`, the sandbox and its fork server started once first,
-as in a grading run) and each notebook's engine time is set beside its floor.
+notebooks (`grader.engine.submission.grade_submission`, the sandbox and its fork server started once
+first, as in a grading run) and each notebook's engine time is set beside its floor.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import nbformat
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_graded
 from mlmcourse.course.layout import ASSIGNMENT, find_root, notebook_names
-from mlmcourse.grader.slicing import skip_unneeded
+from mlmcourse.grader.engine.slicing import skip_unneeded
 
 WARM_UP = "import " + ", ".join(("torch", "numpy", "matplotlib", "matplotlib.pyplot", "IPython"))
 
@@ -74,8 +75,8 @@ def floor(root: Path) -> dict[str, tuple[float, float]]:
 def engine_seconds(root: Path) -> dict[str, float]:
     """The engine's time per notebook for the reference (its fork server started first)."""
     from mlmcourse.build.samples import load_sample, write_notebooks
-    from mlmcourse.grader.engine import grade_submission
-    from mlmcourse.grader.zygote_handle import get_zygote
+    from mlmcourse.grader.engine.submission import grade_submission
+    from mlmcourse.grader.processes.zygote_handle import get_zygote
 
     reference = load_sample(root / "samples" / "reference.py", notebook_names(root))
     with tempfile.TemporaryDirectory(prefix="mlm-floor-engine-") as tmp:

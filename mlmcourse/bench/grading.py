@@ -32,7 +32,7 @@ from pathlib import Path
 
 from mlmcourse.course import nbio
 from mlmcourse.course.layout import ASSIGNMENT
-from mlmcourse.grader.coordinator import default_workers
+from mlmcourse.grader.class_run.coordinator import default_workers
 
 BENCH_SIZE = int(os.environ.get("MLMCOURSE_BENCH_CLASS", "40"))
 BENCH_NOTEBOOKS = int(os.environ.get("MLMCOURSE_BENCH_NOTEBOOKS", "0"))  # 0: all
@@ -103,15 +103,15 @@ def plain_nbgrader_preprocessors() -> str:
 
 def grade_by_phases(course: Path, workers: int | None, scheduler: str | None) -> dict:
     """What `python -m mlmcourse grade` does, each phase timed: {phase: seconds, ...}."""
-    from mlmcourse.grader import coordinator
-    from mlmcourse.grader.config import GradingConfig
-    from mlmcourse.grader.grading import (
+    from mlmcourse.grader.class_run import coordinator
+    from mlmcourse.grader.class_run.grading import (
         generate_feedback,
         read_scores,
         score_table,
         submitted_students,
         write_csv,
     )
+    from mlmcourse.grader.config import GradingConfig
 
     started = time.perf_counter()
     config = GradingConfig.load(course, workers=workers, scheduler=scheduler)
@@ -199,8 +199,8 @@ def separate_cluster(env: dict, workers: int = 2):
 def benchmark(root: Path, size: int = BENCH_SIZE, first: int = BENCH_NOTEBOOKS) -> str:
     """Grade one synthetic class on this machine, plain nbgrader against `make grade`; markdown."""
     from mlmcourse.course.layout import notebook_names
+    from mlmcourse.grader.class_run.grading import read_scores
     from mlmcourse.grader.config import tool_env
-    from mlmcourse.grader.grading import read_scores
 
     names = notebook_names(root)[:first] if first else notebook_names(root)
     cores = default_workers()

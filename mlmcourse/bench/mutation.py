@@ -1,8 +1,8 @@
 """`bench mutation`: how many wrong versions of the reference solutions the hidden tests catch.
 
 The mutants come from :mod:`mlmcourse.bench.mutants`. Each one that compiles is graded through
-the real engine (:func:`mlmcourse.grader.engine.grade_submission`, one process, so its fork
-server stays warm): the reference submission with that one answer cell replaced. A mutant is
+the real engine (:func:`mlmcourse.grader.engine.submission.grade_submission`, one process, so its
+fork server stays warm): the reference submission with that one answer cell replaced. A mutant is
 *killed* when it scores less than full marks.
 
 A survivor is either *equivalent* (it behaves as the reference on every valid input: listed in
@@ -86,7 +86,7 @@ class Grader:
     def grade(self, notebook: str, cell_id: str | None = None, source: str | None = None):
         """The engine's result for the reference with `cell_id` of `notebook` set to `source`
         (the reference itself when `cell_id` is None)."""
-        from mlmcourse.grader.engine import grade_submission
+        from mlmcourse.grader.engine.submission import grade_submission
 
         nb = copy.deepcopy(self.reference[notebook])
         if cell_id is not None:

@@ -29,8 +29,8 @@ from mlmcourse.course.headings import (
     is_test_cell,
 )
 from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
+from mlmcourse.grader.class_run.grading import autograde, submitted_students
 from mlmcourse.grader.config import GradingConfig, run_nbgrader
-from mlmcourse.grader.grading import autograde, submitted_students
 from mlmcourse.grader.limits import Limits
 
 STAGES = ("release", "notebooks", "graded")

@@ -210,7 +210,7 @@ def verdict_summary(verdict) -> dict:
 
 def graded_verdicts(root: Path, student_id: str) -> dict:
     """{notebook: verdict summary} of a student's autograded notebooks under `root`."""
-    from mlmcourse.grader.verdict import verdict_of
+    from mlmcourse.grader.results.verdict import verdict_of
 
     folder = root / "autograded" / student_id / ASSIGNMENT
     found = {}

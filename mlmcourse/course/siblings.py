@@ -2,8 +2,9 @@
 
 The teaching loader (:mod:`mlmcourse.teaching.loader`) runs a sibling notebook's answer cells
 itself. Under grading, the trusted kernel installs a hook here instead
-(:mod:`mlmcourse.grader.harness`): the sibling's functions are then proxies to the sandboxed
-worker, and no student code runs in the kernel. Both sides import this module, neither the other.
+(:mod:`mlmcourse.grader.trusted_kernel.harness`): the sibling's functions are then proxies to the
+sandboxed worker, and no student code runs in the kernel. Both sides import this module, neither the
+other.
 """
 
 from __future__ import annotations

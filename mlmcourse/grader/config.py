@@ -5,7 +5,7 @@ grading run needs: the gradebook's database URL (`--db-url`, else nbgrader_confi
 `c.CourseDirectory.db_url`, else SQLite in the course root), the course id, the `Limits` of
 the student's code and the sandbox mode (`Grading`, below: `c.Grading.*`), and where the work
 runs (local workers or a Dask scheduler). The run passes that one object down: `mlmcourse.cli`
--> `grader.grading` -> `grader.coordinator`.
+-> `grader.class_run.grading` -> `grader.class_run.coordinator`.
 
 One configuration for every way in: `Grading` (the section `c.Grading` of nbgrader_config.py)
 holds every limit of `Limits` (one setting per field, made from it) and the sandbox mode;
@@ -14,10 +14,11 @@ nbgrader (`nbgrader autograde`, the formgrader: `nbgrader_plugin.EngineExecute`)
 through `grading_settings`. The late policy stays where nbgrader keeps it
 (`c.LateSubmissionPlugin.penalty_method`, `c.AssignLatePenalties.plugin_class`); both paths
 apply it through nbgrader's own `AssignLatePenalties` in the one gradebook writer
-(`grader.gradebook.apply_late_policy`).
+(`grader.results.gradebook.apply_late_policy`).
 
-Below `grader.coordinator` and `grader.grading`, above nothing of the grader: nbgrader's
-converters run in-process through `nbgrader_converter` / `run_converter`, its command line
+Below `grader.class_run.coordinator` and `grader.class_run.grading`, above nothing of the grader:
+nbgrader's converters run in-process through `nbgrader_converter` / `run_converter`, its command
+line
 through `run_nbgrader`; `with_interpreter_bin` is the one place that puts this interpreter's
 bin/ on a PATH (nbgrader calls `alembic`, a console script installed there).
 """
@@ -141,8 +142,9 @@ class _Settings(Configurable):
 
 
 # What a TA sets for grading in nbgrader_config.py, as `c.Grading.<name> = value`: one setting
-# per field of `mlmcourse.grader.limits.Limits` (declared there, once), the sandbox mode and the
-# class's lines in the feedback. `make grade`, `make check` and `nbgrader autograde` (and the
+# per field of `mlmcourse.grader.limits.Limits` (declared there, once), the sandbox mode
+# and the class's lines in the feedback. `make grade`, `make check` and `nbgrader autograde` (and
+# the
 # formgrader) read it through `grading_settings`.
 Grading = type("Grading", (_Settings,), {
     "__doc__": "The course's grading settings (`c.Grading`): the limits of `Limits`, the "

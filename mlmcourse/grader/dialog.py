@@ -19,7 +19,7 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-from mlmcourse.grader.verdict import Verdict, plain_text
+from mlmcourse.grader.results.verdict import Verdict, plain_text
 
 LOG_FOLDER = Path("logs") / "autograde"  # relative to the course root
 DIALOG_LEVEL = logging.INFO
@@ -78,7 +78,7 @@ def summary_line(verdict: Verdict, titles: dict[str, str], log_file: str,
                  seconds_late: float = 0.0) -> str:
     """One line for the dialog: the notebook's score, how late the submission is, and the
     checks it failed (by heading)."""
-    from mlmcourse.grader.grading import late_text
+    from mlmcourse.grader.class_run.grading import late_text
 
     failed = [titles.get(c.grade_id, c.grade_id) for c in verdict.checks if not c.passed]
     late = f" (late by {late_text(seconds_late)}; the late policy applies)" if seconds_late else ""

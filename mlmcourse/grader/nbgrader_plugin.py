@@ -5,11 +5,12 @@ submitted notebook, then runs `Autograde.autograde_preprocessors` on it: nbgrade
 runs the notebook, student code included, in the grader's own kernel, and `SaveAutoGrades`
 scores every graded cell by nbgrader's rule (an error or any stderr fails the cell).
 nbgrader_config.py puts `EngineExecute` in `Execute`'s place and `SaveVerdict` in
-`SaveAutoGrades`'s: the first grades the notebook with `mlmcourse.grader.engine.grade_submission`
-(student code in the sandboxed student process, the hidden tests in a trusted kernel) and hands
+`SaveAutoGrades`'s: the first grades the notebook with
+`mlmcourse.grader.engine.submission.grade_submission` (student code in the sandboxed student
+process, the hidden tests in a trusted kernel) and hands
 on the engine's autograded notebook with its `Verdict`; the second writes that verdict through the
-course's one gradebook writer (`grader.gradebook`), as `make grade` does, and applies the late
-policy. No output is forged and no checksum rewritten for nbgrader to read a score back.
+course's one gradebook writer (`grader.results.gradebook`), as `make grade` does, and applies the
+late policy. No output is forged and no checksum rewritten for nbgrader to read a score back.
 
 What the engine reads: the course root and the student's submitted folder (its sibling notebooks
 too: notebook 04 imports the student's earlier answers), both from nbgrader's own
@@ -41,14 +42,13 @@ from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, layout_notes
 from mlmcourse.course.headings import check_headings
 from mlmcourse.course.layout import ASSIGNMENT
-
-from .config import grading_settings
-from .coordinator import as_recorded, portable_bytes
-from .dialog import quiet_capture, quiet_dialog, summary_line
-from .engine import autograded_path, grade_submission
-from .gradebook import apply_late_policy, record_verdict, submission_time
-from .rebuild import trusted_notebooks
-from .verdict import Status, Verdict, verdict_of
+from mlmcourse.grader.class_run.coordinator import as_recorded, portable_bytes
+from mlmcourse.grader.config import grading_settings
+from mlmcourse.grader.dialog import quiet_capture, quiet_dialog, summary_line
+from mlmcourse.grader.engine.rebuild import trusted_notebooks
+from mlmcourse.grader.engine.submission import autograded_path, grade_submission
+from mlmcourse.grader.results.gradebook import apply_late_policy, record_verdict, submission_time
+from mlmcourse.grader.results.verdict import Status, Verdict, verdict_of
 
 LOG_FILE = "mlmcourse_log_file"  # where EngineExecute tells SaveVerdict the full log went
 
@@ -100,8 +100,8 @@ class EngineExecute(NbGraderPreprocessor):
 
 class SaveVerdict(NbGraderPreprocessor):
     """nbgrader's `SaveAutoGrades` for the course: the engine's verdict into the gradebook through
-    the course's one writer (`grader.gradebook`, the one `make grade` calls), then the course's
-    late policy. Nothing is read from the cells' outputs."""
+    the course's one writer (`grader.results.gradebook`, the one `make grade` calls), then the
+    course's late policy. Nothing is read from the cells' outputs."""
 
     def preprocess(self, nb: nbformat.NotebookNode, resources: dict
                    ) -> tuple[nbformat.NotebookNode, dict]:

@@ -1,7 +1,8 @@
 """Grades back to the LMS's line item through LTI Assignment and Grade Services (AGS).
 
-One score per student from the one gradebook (`grader.lms_export.final_score`: late penalties
-and manual grades included), to `<line item>/scores` as `application/vnd.ims.lis.v1.score+json`,
+One score per student from the one gradebook (`grader.results.lms_export.final_score`: late
+penalties and manual grades included), to `<line item>/scores` as
+`application/vnd.ims.lis.v1.score+json`,
 with a bearer token from the platform's OAuth2 token endpoint (client credentials, a JWT client
 assertion signed by the tool's key: RFC 7523). The LMS knows a student by their LTI `sub`:
 `lti-users.json` (course user name -> sub) is written by the hub's launches, and a TA may give a
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import jwt
 
-from mlmcourse.grader.lms_export import final_score
+from mlmcourse.grader.results.lms_export import final_score
 from mlmcourse.lms.keys import KEY_ID, load_private
 from mlmcourse.lms.launch import LINKS_FILE, write_private
 from mlmcourse.lms.settings import PASSBACK_FIELDS, LtiSettingsError, read_lti_settings

@@ -12,7 +12,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlmcourse.grader.feedback import CLASS_LINES  # the feedback reads the class's lines there
+from mlmcourse.grader.results.feedback import (
+    CLASS_LINES,  # the feedback reads the class's lines there
+)
 from mlmcourse.report.changes import Moved, changes, rotate, snapshot
 from mlmcourse.report.collect import ClassData, collect
 from mlmcourse.report.groups import (

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlmcourse.grader.verdict import Status
+from mlmcourse.grader.results.verdict import Status
 from mlmcourse.report.collect import ClassData
 
 SNAPSHOT = "snapshot.json"

@@ -1,7 +1,7 @@
 """The class as the grader left it, read back: one `Submission` per student and notebook.
 
-The verdict of each check is the engine's (`grader.verdict`): the one the autograded notebook
-carries in its metadata (written by `make grade` and by the formgrader's Autograde alike,
+The verdict of each check is the engine's (`grader.results.verdict`): the one the autograded
+notebook carries in its metadata (written by `make grade` and by the formgrader's Autograde alike,
 through the one gradebook writer). Scores come from the gradebook when there is one (a TA's
 manual grades and the late penalty are there), else from the verdict.
 """
@@ -27,7 +27,7 @@ from mlmcourse.course.cells import (
 )
 from mlmcourse.course.headings import CheckHeading, check_headings
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader.verdict import Check, Incident, Kind, Status, verdict_of
+from mlmcourse.grader.results.verdict import Check, Incident, Kind, Status, verdict_of
 
 
 @dataclass
@@ -93,8 +93,8 @@ def read_release(root: Path) -> Release:
 
 def read_notebook(path: Path):
     """An autograded notebook, parsed without nbformat's validation: the grader wrote it (as
-    `grader.coordinator.as_recorded` reads it), and validating a class's notebooks is most of
-    the time a report takes."""
+    `grader.class_run.coordinator.as_recorded` reads it), and validating a class's notebooks is most
+    of the time a report takes."""
     try:
         return nbformat.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError) as err:

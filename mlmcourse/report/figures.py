@@ -9,7 +9,7 @@ import io
 import statistics
 from dataclasses import dataclass
 
-from mlmcourse.grader.verdict import Status
+from mlmcourse.grader.results.verdict import Status
 from mlmcourse.report.collect import ClassData
 
 PANEL = (2.9, 1.9)  # inches of one histogram: small multiples, one per notebook

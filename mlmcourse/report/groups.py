@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from mlmcourse.grader.verdict import Status
+from mlmcourse.grader.results.verdict import Status
 from mlmcourse.report.collect import ClassData
 
 _SITE_START = re.compile(r"\s*\((?=cell |line )")  # "(cell masked_lm_loss, line 4: ...)"

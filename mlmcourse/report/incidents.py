@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlmcourse.grader.verdict import Kind
+from mlmcourse.grader.results.verdict import Kind
 from mlmcourse.report.collect import ClassData
 
 

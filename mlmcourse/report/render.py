@@ -8,7 +8,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from mlmcourse.grader.grading import late_text
+from mlmcourse.grader.class_run.grading import late_text
 from mlmcourse.report.figures import score_histograms
 
 TEMPLATES = Path(__file__).parent / "templates"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from mlmcourse.grader.grading import late_text
-from mlmcourse.grader.verdict import Status
+from mlmcourse.grader.class_run.grading import late_text
+from mlmcourse.grader.results.verdict import Status
 
 
 def write_csv(path: Path, header: list[str], rows: list[list]) -> Path:

@@ -7,8 +7,8 @@ behind. The mix is one :class:`~mlmcourse.teaching.controls.MixControl` (the pap
 constrained custom mix), shared with notebook 5's panel. The dashboard's figure is a bare
 :class:`matplotlib.figure.Figure`, never registered with pyplot: it cannot leak, be shown twice or
 be closed by the inline backend. While nbgrader executes the notebook (``NBGRADER_EXECUTION`` is
-set: by nbgrader itself, and by the course's grader, :mod:`mlmcourse.grader.engine`, for its
-trusted kernel) :func:`show_sliders` prints one line instead: grading never waits on, or talks
+set: by nbgrader itself, and by the course's grader, :mod:`mlmcourse.grader.engine.submission`, for
+its trusted kernel) :func:`show_sliders` prints one line instead: grading never waits on, or talks
 to, widgets.
 """
 

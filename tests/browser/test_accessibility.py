@@ -23,7 +23,7 @@ from test_feedback_names import graded_notebook
 
 from mlmcourse.build.docs_pages import read_docs
 from mlmcourse.course.layout import ASSIGNMENT
-from mlmcourse.grader.feedback import FeedbackExporter, ReadableFeedback
+from mlmcourse.grader.results.feedback import FeedbackExporter, ReadableFeedback
 from mlmcourse.lab import STUDENT, WORK, ensure_work_copies, kernel_language_info
 from mlmcourse.report.build import write_class_report
 from mlmcourse.report.collect import ClassData, read_autograded, read_release

@@ -14,7 +14,7 @@ from mlmcourse.build.samples import expected_scores, load_sample
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader.grading import read_scores
+from mlmcourse.grader.class_run.grading import read_scores
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

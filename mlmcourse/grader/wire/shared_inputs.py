@@ -1,7 +1,8 @@
 """A call's arguments in memory that the trusted side and the student process both map.
 
-The trusted side writes the encoded arguments (:func:`mlmcourse.grader.codec.pack_tree`) into an
-anonymous memory file and passes its descriptor with the ``call`` request; the student process maps
+The trusted side writes the encoded arguments (:func:`mlmcourse.grader.wire.codec.pack_tree`) into
+an anonymous memory file and passes its descriptor with the ``call`` request; the student process
+maps
 it and builds the student's tensors as views of it (``unpack_tree(..., shared=True)``), so the bytes
 the student's code receives are the bytes the trusted side keeps a view of. After the reply, the
 trusted side compares each tensor storage in that memory with its own private copy of what it sent:
@@ -62,7 +63,7 @@ class SharedArguments:
         """Copy what changed into the caller's tensors among `leaves` (the ones that were sent)."""
         import torch
 
-        from .codec import byte_view, has_data
+        from mlmcourse.grader.wire.codec import byte_view, has_data
 
         changed = self.changed()
         done = set()

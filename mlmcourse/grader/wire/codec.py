@@ -7,7 +7,7 @@ process sends back is never unpickled, and every tensor is checked against the b
 
 A request's storages may live in memory both sides map (`unpack_tree(..., shared=True)`): the
 student process's tensors are then views of that memory, and what the student's code writes into
-them is seen by the trusted side itself (:mod:`mlmcourse.grader.shared_inputs`), not reported.
+them is seen by the trusted side itself (:mod:`mlmcourse.grader.wire.shared_inputs`), not reported.
 """
 
 from __future__ import annotations

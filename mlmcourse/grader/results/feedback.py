@@ -12,13 +12,13 @@ failure, and 500 KB of inlined CSS per file. Here it runs with two parts of ours
   into the resources for the template, and a notebook whose every check failed on an unwritten
   function (`NotImplementedError`) is summed up in one "not attempted" line;
 - `FeedbackExporter`, an HTML exporter with a compact template
-  (mlmcourse/grader/templates/mlm_feedback.html.j2): the summary table first, then the notebook
-  as graded, with small CSS of its own (a file is tens of KB, not hundreds).
+  (mlmcourse/grader/results/templates/mlm_feedback.html.j2): the summary table first, then the
+  notebook as graded, with small CSS of its own (a file is tens of KB, not hundreds).
 
 The same two can serve a TA's own `nbgrader generate_feedback` through nbgrader_config.py:
 `c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
-"mlmcourse.grader.feedback.ReadableFeedback"]` and
-`c.GenerateFeedback.exporter_class = "mlmcourse.grader.feedback.FeedbackExporter"`.
+"mlmcourse.grader.results.feedback.ReadableFeedback"]` and
+`c.GenerateFeedback.exporter_class = "mlmcourse.grader.results.feedback.FeedbackExporter"`.
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ from mlmcourse.course.cells import (
 )
 from mlmcourse.course.headings import check_headings
 from mlmcourse.grader.limits import CAPS
-from mlmcourse.grader.verdict import error_line, verdict_of
+from mlmcourse.grader.results.verdict import error_line, verdict_of
 
-# The template is package data (mlmcourse/grader/templates/, see pyproject.toml).
+# The template is package data (mlmcourse/grader/results/templates/, see pyproject.toml).
 TEMPLATES = Path(__file__).parent / "templates"
 TEMPLATE_FILE = "mlm_feedback.html.j2"
 HIDDEN_NOTE = "# (the hidden tests of this check ran here; they are not shown in the feedback)"
@@ -234,5 +234,5 @@ NO_ALT_PLACEHOLDER = "No description has been provided for this image"
 
 FEEDBACK_PREPROCESSORS = [
     "nbgrader.preprocessors.GetGrades",
-    "mlmcourse.grader.feedback.ReadableFeedback",
+    "mlmcourse.grader.results.feedback.ReadableFeedback",
 ]

@@ -1,34 +1,36 @@
 """The per-submission grading engine: each notebook graded alone, student code sandboxed.
 
 ``grade_submission(course_root, student, submission_dir, scratch)`` grades one student's
-notebooks and returns one :class:`~mlmcourse.grader.verdict.Verdict` per notebook of the
-series, with one :class:`~mlmcourse.grader.verdict.Check` per graded cell: the verdict is made
-here, once, and every other part of the course renders it. Nothing of the
+notebooks and returns one :class:`~mlmcourse.grader.results.verdict.Verdict` per notebook of the
+series, with one :class:`~mlmcourse.grader.results.verdict.Check` per graded cell: the verdict is
+made here, once, and every other part of the course renders it. Nothing of the
 course directory is written, and nothing the student submitted is modified (the files are read
 once, as regular files, and copied into ``scratch``).
 
 How a notebook is graded:
 
 1. The graded notebook is rebuilt from the instructor's ``source/`` notebook and the student's
-   solution cells only (:mod:`mlmcourse.grader.rebuild`).
+   solution cells only (:mod:`mlmcourse.grader.engine.rebuild`).
 2. The rebuilt notebook runs in a *trusted* Jupyter kernel (forked by
-   :mod:`mlmcourse.grader.zygote`, with :mod:`mlmcourse.grader.harness` installed) in a scratch
-   copy of the submission. The student's code never runs in it: in place of each solution cell
+   :mod:`mlmcourse.grader.processes.zygote`, with :mod:`mlmcourse.grader.trusted_kernel.harness`
+   installed) in a scratch copy of the submission. The student's code never runs in it: in place of
+   each solution cell
    the kernel binds the names the reference solution defines to proxies. The student's cells
    (after the ``setup`` cell of the source) run in a separate *student process*
-   (:mod:`mlmcourse.grader.student_side`): sandboxed where the platform allows
-   (:mod:`mlmcourse.grader.sandbox`: no course directory, no network, read-only system,
+   (:mod:`mlmcourse.grader.sandboxed.student_side`): sandboxed where the platform allows
+   (:mod:`mlmcourse.grader.processes.sandbox`: no course directory, no network, read-only system,
    ``nobody``), with the memory, CPU-time and wall-clock `Limits` everywhere. Each call of a
    proxy ships tensors there and back as raw storage bytes plus a JSON description
-   (:mod:`mlmcourse.grader.protocol`, :mod:`mlmcourse.grader.codec`); nothing the student
+   (:mod:`mlmcourse.grader.wire.protocol`, :mod:`mlmcourse.grader.wire.codec`); nothing the student
    process sends is ever unpickled.
-   Only the cells a score can depend on run (:mod:`mlmcourse.grader.slicing`): the setup cell,
-   the answer cells, the graded cells and the cells whose names those read; a demo cell shows a
+   Only the cells a score can depend on run (:mod:`mlmcourse.grader.engine.slicing`): the setup
+   cell, the answer cells, the graded cells and the cells whose names those read; a demo cell shows
+   a
    one-line note instead of its output, and a notebook with no graded cell is not run at all
    (0 / 0).
 3. Each graded cell scores its points when it ran and raised no error
-   (:func:`mlmcourse.grader.verdict.failure_of`); output on stderr costs nothing. Before the
-   notebook runs, the trusted scan (:mod:`mlmcourse.grader.scan`) reads the answer cells for
+   (:func:`mlmcourse.grader.results.verdict.failure_of`); output on stderr costs nothing. Before the
+   notebook runs, the trusted scan (:mod:`mlmcourse.grader.engine.scan`) reads the answer cells for
    what the grader cannot check: a finding costs no point and moves none (every check reads
    only what the trusted side saw); it is a note for the TA.
 
@@ -64,20 +66,27 @@ from pathlib import Path
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded, is_solution, points
 from mlmcourse.course.layout import ASSIGNMENT
-
-from .limits import CAPS, Limits
-from .rebuild import (
+from mlmcourse.grader.engine.rebuild import (
     cells_to_run,
     copy_submission,
     layout_note,
     read_submitted_notebook,
     trusted_notebooks,
 )
-from .scan import asks_for_loss_by_hand, scan_cells
-from .slicing import skip_unneeded
-from .verdict import Check, Incident, Kind, Status, Verdict, failure_of, unanswered
+from mlmcourse.grader.engine.scan import asks_for_loss_by_hand, scan_cells
+from mlmcourse.grader.engine.slicing import skip_unneeded
+from mlmcourse.grader.limits import CAPS, Limits
+from mlmcourse.grader.results.verdict import (
+    Check,
+    Incident,
+    Kind,
+    Status,
+    Verdict,
+    failure_of,
+    unanswered,
+)
 
-log = logging.getLogger("mlmcourse.grader.engine")
+log = logging.getLogger("mlmcourse.grader.engine.submission")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -90,7 +99,7 @@ def _kernel_manager_class():
     from jupyter_client.manager import AsyncKernelManager
 
     spec = KernelSpec(
-        argv=[sys.executable, "-m", "mlmcourse.grader.kernel_stub", "-f",
+        argv=[sys.executable, "-m", "mlmcourse.grader.trusted_kernel.kernel_stub", "-f",
               "{connection_file}"],
         display_name="Python 3 (grading)", language="python", interrupt_mode="signal",
         env={}, metadata={},
@@ -208,7 +217,7 @@ def kernel_env(zygote_socket: str, config_path: Path, limits: Limits) -> dict[st
     when it grades: teaching code that is interactive only (the sliders of notebook 4) stays
     inert, as it is written to be under grading. Only what the kernel needs travels (the
     zygote's clean environment): none of the grader's own variables (a database password...)."""
-    from mlmcourse.grader.zygote import zygote_env
+    from mlmcourse.grader.processes.zygote import zygote_env
 
     env = zygote_env()
     # The course's own switches, and where a locally cached model lives (notebook 06).
@@ -238,7 +247,7 @@ def run_trusted(nb, cwd: Path, config_path: Path, limits: Limits, spent: float =
     from jupyter_core.utils import run_sync
     from nbclient.exceptions import DeadKernelError
 
-    from mlmcourse.grader.zygote_handle import get_zygote
+    from mlmcourse.grader.processes.zygote_handle import get_zygote
 
     zygote = get_zygote()
     cap = notebook_cap_s(limits)
@@ -299,9 +308,9 @@ def autograded_path(course: Path, student: str, name: str) -> Path:
 
 
 def write_harness_config(name: str, sources: dict, submitted: dict, course: Path) -> Path:
-    """What the trusted kernel's harness needs (read by `mlmcourse.grader.harness.install`):
-    the cells each submitted notebook's student process runs, the names each solution cell of `name`
-    binds, and the incident log."""
+    """What the trusted kernel's harness needs (read by
+    `mlmcourse.grader.trusted_kernel.harness.install`): the cells each submitted notebook's
+    student process runs, the names each solution cell of `name` binds, and the incident log."""
     notebooks, bindings = {}, {}
     for other, other_nb in submitted.items():
         if other_nb is None:
@@ -323,7 +332,7 @@ def incidents_path(course: Path, name: str) -> Path:
 
 def read_incidents(path: Path) -> list[Incident]:
     """What went wrong in the student processes
-    (`mlmcourse.grader.student_process.Session.incident`)."""
+    (`mlmcourse.grader.trusted_kernel.student_calls.Session.incident`)."""
     if not path.exists():
         return []
     found = []
@@ -487,7 +496,7 @@ def grade_submission(course_root: Path, student: str, submission_dir: Path, scra
     names = sorted(p.stem for p in source_dir.glob("[0-9][0-9]_*.ipynb"))
     if notebooks is not None:
         names = [n for n in names if n in notebooks]
-    from mlmcourse.grader.zygote_handle import get_zygote
+    from mlmcourse.grader.processes.zygote_handle import get_zygote
 
     get_zygote()  # started once per process (it imports torch), before any notebook's clock
     course = prepare_scratch(course_root, student, Path(scratch).resolve())

@@ -1,11 +1,13 @@
 """The student process: the untrusted side. It runs only the student's code (and the setup cell).
 
-A student process is forked by the zygote (:mod:`mlmcourse.grader.zygote`), sandboxed where the
-platform allows, and serves one trusted kernel over a socket in the messages of
-:mod:`mlmcourse.grader.protocol`: ``init`` runs the notebook's setup cell and the student's answer
-cells into one namespace; ``call`` runs one of the student's functions on the arguments the kernel
-put in shared memory (:mod:`mlmcourse.grader.shared_inputs`: what the code writes into them, the
-kernel sees for itself) and sends back the results; ``backward`` runs autograd over the student's
+A student process is forked by the zygote (:mod:`mlmcourse.grader.processes.zygote`), sandboxed
+where the platform allows, and serves one trusted kernel over a socket in the messages of
+:mod:`mlmcourse.grader.wire.protocol`: ``init`` runs the notebook's setup cell and the student's
+answer cells into one namespace; ``call`` runs one of the student's functions on the arguments the
+kernel
+put in shared memory (:mod:`mlmcourse.grader.wire.shared_inputs`: what the code writes into them,
+the kernel sees for itself) and sends back the results; ``backward`` runs autograd over the
+student's
 graph.
 
 Everything this process says about a call is a claim (the student's code runs here and can change
@@ -27,12 +29,11 @@ import torch
 
 from mlmcourse.course import cells
 from mlmcourse.course.cells import run_cell
-
-from . import protocol
-from .codec import flatten, pack_tree, unflatten, unpack_request
-from .hygiene import TRUNCATED
-from .limits import CAPS
-from .protocol import ChannelClosed, error_info, recv_msg, send_msg
+from mlmcourse.grader.limits import CAPS
+from mlmcourse.grader.wire import protocol
+from mlmcourse.grader.wire.codec import flatten, pack_tree, unflatten, unpack_request
+from mlmcourse.grader.wire.hygiene import TRUNCATED
+from mlmcourse.grader.wire.protocol import ChannelClosed, error_info, recv_msg, send_msg
 
 # What the student process asks of tensors, autograd and the random generator to say what a call
 # did, taken before any student code runs and from PyTorch's C types where there are: a student's

@@ -5,8 +5,9 @@
 - a Dask `LocalCluster` of N worker processes with one thread each (default: one per core), or
   the cluster whose scheduler `--scheduler tcp://HOST:8786` names (its workers need this course
   package and the same Python environment, nothing else: no shared file system);
-- each task is one submission through the grading engine (`grader.engine.grade_submission`)
-  in a scratch folder of its own on the worker. The task gets copies of the course files the
+- each task is one submission through the grading engine
+  (`grader.engine.submission.grade_submission`) in a scratch folder of its own on the worker. The
+  task gets copies of the course files the
   engine reads (`source/`) and of the student's notebooks of the series, as bytes (nothing else
   of the submission folder is read); it never sees the course directory, the gradebook or any
   other student's files. A submission is read just before its task is submitted, at most
@@ -14,11 +15,11 @@
   memory at once;
 - the engine's verdicts (one per notebook) and the autograded notebooks as bytes come back to
   ONE coordinator, this process, which writes them into the gradebook through the course's one
-  gradebook writer (`grader.gradebook`, the one nbgrader's path calls too: scores, "No
+  gradebook writer (`grader.results.gradebook`, the one nbgrader's path calls too: scores, "No
   response.", the late policy) and into `autograded/<student>/bert_mlm/`, as each task
   finishes, with its progress on stderr (a bar on a terminal, else a line per student).
-  `mlmcourse.grader.grading.autograde` then runs nbgrader's `generate_feedback` once for the
-  graded students.
+  `mlmcourse.grader.class_run.grading.autograde` then runs nbgrader's `generate_feedback` once for
+  the graded students.
 
 What the run needs to know of the course (the gradebook's URL, the course id, the limits, the
 workers) comes resolved once, as a `grader.config.GradingConfig`.
@@ -53,14 +54,14 @@ from mlmcourse.grader.config import (
     tools_on_path,
     use_sandbox_mode,
 )
-from mlmcourse.grader.gradebook import (
+from mlmcourse.grader.limits import CAPS, Limits
+from mlmcourse.grader.results.gradebook import (
     apply_late_policy,
     record_student,
     record_verdict,
     submission_time,
 )
-from mlmcourse.grader.limits import CAPS, Limits
-from mlmcourse.grader.verdict import Kind, Status
+from mlmcourse.grader.results.verdict import Kind, Status
 
 COURSE_FILES = ("source",)  # what the engine reads of the course
 SCRATCH_NAME = b"[grading folder]"  # how autograded outputs name the task's scratch folder
@@ -171,7 +172,7 @@ def grade_task(course: dict[str, bytes], student: str, submitted: dict[str, byte
                sandbox: str = "") -> Outcome:
     """Grade one submission on a worker, in a scratch folder removed afterwards (`sandbox`: the
     course's `c.Grading.sandbox`, where the worker's environment sets no mode)."""
-    from mlmcourse.grader import engine
+    from mlmcourse.grader.engine import submission as engine
 
     use_sandbox_mode(sandbox)
     started = time.perf_counter()
@@ -348,8 +349,8 @@ def graded_notebooks(outcome: Outcome) -> dict:
 
 def record(gradebook, config: GradingConfig, outcome: Outcome) -> None:
     """Write one student's verdicts into the gradebook through the course's one writer
-    (`grader.gradebook`), the late policy included; then each autograded notebook carries its
-    verdict as recorded (with the penalty)."""
+    (`grader.results.gradebook`), the late policy included; then each autograded notebook carries
+    its verdict as recorded (with the penalty)."""
     student = outcome.student
     record_student(gradebook, student, submission_timestamp(config.root, student))
     for verdict in outcome.verdicts:

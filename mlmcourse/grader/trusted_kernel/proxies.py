@@ -1,15 +1,16 @@
 """Stand-ins for the student's objects in the trusted kernel: calling one runs the real one in
-the student process (through :class:`mlmcourse.grader.student_process.StudentProcess`).
+the student process (through :class:`mlmcourse.grader.trusted_kernel.student_calls.StudentProcess`).
 
-The harness (:mod:`mlmcourse.grader.harness`) binds them under the names the reference solution
-defines, so the hidden tests call ``make_mlm_inputs(...)`` or ``MaskedLMLoss.apply(...)`` as
+The harness (:mod:`mlmcourse.grader.trusted_kernel.harness`) binds them under the names the
+reference solution defines, so the hidden tests call ``make_mlm_inputs(...)`` or
+``MaskedLMLoss.apply(...)`` as
 they would in the student's own kernel; the student's code never runs in the trusted kernel.
 """
 
 from __future__ import annotations
 
-from .protocol import student_object
-from .student_process import StudentProcess
+from mlmcourse.grader.trusted_kernel.student_calls import StudentProcess
+from mlmcourse.grader.wire.protocol import student_object
 
 
 class StudentFunction:

@@ -1,15 +1,17 @@
 """The trusted notebook, rebuilt from the instructor's source and the student's answer cells.
 
-The engine (:mod:`mlmcourse.grader.engine`) grades a notebook rebuilt from the instructor's
-``source/`` notebook: every locked cell, demo and hidden test comes from there. From the student's
+The engine (:mod:`mlmcourse.grader.engine.submission`) grades a notebook rebuilt from the
+instructor's ``source/`` notebook: every locked cell, demo and hidden test comes from there. From
+the student's
 notebook only the code answer cells are taken, in the notebook's order, every cell nbgrader marks
 as an answer (the layout rule, :func:`mlmcourse.course.cells.answer_cells`: a split answer or a
 pasted copy runs as Run All ran it; a missing answer becomes the release stub,
 :func:`mlmcourse.course.cells.release_stub`, that raises ``NotImplementedError``); every other
 change the student made to the file -- edited, deleted or added cells, metadata -- is ignored. Two
 notebooks come out of one rebuild: the one the trusted kernel runs (each code answer replaced by
-``__mlm_grader__.solution_cell(GRADE_ID)``, see :mod:`mlmcourse.grader.harness`) and the one handed
-back, which shows the student's answers. What a student process runs (:func:`cells_to_run`) is the
+``__mlm_grader__.solution_cell(GRADE_ID)``, see :mod:`mlmcourse.grader.trusted_kernel.harness`) and
+the one handed back, which shows the student's answers. What a student process runs
+(:func:`cells_to_run`) is the
 source's ``setup`` cell and those answers.
 
 The submission is read, never written: only regular files (no links) of bounded size.

@@ -1,7 +1,7 @@
 """The engine's side of the zygote: this process's fork server, started once, and stopped.
 
-`get_zygote()` starts ``python -m mlmcourse.grader.zygote zygote DIR FD`` on first use (a few
-seconds: it imports torch), reads the one line it writes when it is ready (its socket, the
+`get_zygote()` starts ``python -m mlmcourse.grader.processes.zygote zygote DIR FD`` on first use (a
+few seconds: it imports torch), reads the one line it writes when it is ready (its socket, the
 sandbox it could have, its cgroups) and says once what a TA should know (no sandbox, no cgroups).
 The zygote exits when this process closes its end of the pipe (`ZygoteHandle.close`).
 """
@@ -16,8 +16,8 @@ import tempfile
 import threading
 import time
 
-from .sandbox import UNSAFE, SandboxRefused, refusal_text
-from .zygote import zygote_env
+from mlmcourse.grader.processes.sandbox import UNSAFE, SandboxRefused, refusal_text
+from mlmcourse.grader.processes.zygote import zygote_env
 
 
 class ZygoteHandle:
@@ -56,7 +56,7 @@ def log_once(message: str) -> None:
         _LOGGED.add(message)
         import logging
 
-        logging.getLogger("mlmcourse.grader.engine").warning(message)
+        logging.getLogger("mlmcourse.grader.engine.submission").warning(message)
         sys.stderr.write(f"mlmcourse engine: {message}\n")
 
 
@@ -74,7 +74,8 @@ def get_zygote(timeout: float = 180) -> ZygoteHandle:
         reader, writer = os.pipe()  # the zygote exits when this process closes `writer`
         os.set_inheritable(reader, True)
         process = subprocess.Popen(
-            [sys.executable, "-m", "mlmcourse.grader.zygote", "zygote", folder, str(reader)],
+            [sys.executable, "-m", "mlmcourse.grader.processes.zygote", "zygote", folder,
+             str(reader)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=zygote_env(),
             pass_fds=(reader,), start_new_session=True, cwd=folder,
         )

@@ -3,7 +3,7 @@
 A `Verdict` holds the notebook's status, one `Check` per graded cell (points and the message
 that says why it failed), the incidents a TA should know of, and the answer cells left as
 released ("No response."). Everything else renders it and decides nothing again: the one
-gradebook writer (`grader.gradebook`, under `make grade` and under nbgrader alike), the
+gradebook writer (`grader.results.gradebook`, under `make grade` and under nbgrader alike), the
 feedback, the class report, `make check`, the formgrader's Autograde dialog and the score
 table. It travels in the autograded notebook's metadata (`VERDICT_KEY`).
 """
@@ -14,8 +14,7 @@ import enum
 from dataclasses import dataclass, field
 
 from mlmcourse.course.cells import grade_id, is_solution, release_stub, source_text
-
-from .limits import CAPS
+from mlmcourse.grader.limits import CAPS
 
 VERDICT_KEY = "mlmcourse_verdict"  # the autograded notebook's metadata key
 NO_RESPONSE = "No response."  # nbgrader's comment on an answer cell left as released

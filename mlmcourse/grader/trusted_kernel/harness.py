@@ -1,14 +1,17 @@
 """The trusted kernel's harness: the hidden tests run here, the student's code never does.
 
-The trusted kernel (forked by :mod:`mlmcourse.grader.zygote`, driven by
-:mod:`mlmcourse.grader.engine`) executes the notebook rebuilt from ``source/``
-(:mod:`mlmcourse.grader.rebuild`): locked cells and hidden tests are the instructor's; in place of
-each of the student's solution cells it runs ``__mlm_grader__.solution_cell(GRADE_ID)``, which shows
+The trusted kernel (forked by :mod:`mlmcourse.grader.processes.zygote`, driven by
+:mod:`mlmcourse.grader.engine.submission`) executes the notebook rebuilt from ``source/``
+(:mod:`mlmcourse.grader.engine.rebuild`): locked cells and hidden tests are the instructor's; in
+place of each of the student's solution cells it runs ``__mlm_grader__.solution_cell(GRADE_ID)``,
+which shows
 what the student's cell printed and binds the names the reference solution defines
-(``make_mlm_inputs``, ``MaskedLMLoss``, ...) to proxies (:mod:`mlmcourse.grader.proxies`). The
-student's code itself runs only in a student process, one per notebook, reached through a
-:class:`~mlmcourse.grader.student_process.StudentProcess`: plain Python, the notebook's ``setup``
-cell and the student's solution cells exec'd into one namespace. A sibling notebook loaded by a test
+(``make_mlm_inputs``, ``MaskedLMLoss``, ...) to proxies
+(:mod:`mlmcourse.grader.trusted_kernel.proxies`). The student's code itself runs only in a student
+process, one per notebook, reached through a
+:class:`~mlmcourse.grader.trusted_kernel.student_calls.StudentProcess`: plain Python, the notebook's
+``setup`` cell and the student's solution cells exec'd into one namespace. A sibling notebook loaded
+by a test
 (:mod:`mlmcourse.course.siblings`) gets a student process of its own, and proxies for its functions.
 
 What the kernel is told comes in its environment: ``MLM_HARNESS`` (the engine's JSON: the
@@ -25,11 +28,15 @@ from pathlib import Path
 
 from mlmcourse.course.siblings import NotebookNotReady, install_graded_loader
 from mlmcourse.course.siblings import notebook_label as _label
-
-from .errors import StudentCodeCrashed, StudentCodeTimeout, decode_error, raise_from_sandbox
-from .limits import Limits
-from .proxies import proxy_for
-from .student_process import Session, StudentProcess, show_output
+from mlmcourse.grader.limits import Limits
+from mlmcourse.grader.trusted_kernel.errors import (
+    StudentCodeCrashed,
+    StudentCodeTimeout,
+    decode_error,
+    raise_from_sandbox,
+)
+from mlmcourse.grader.trusted_kernel.proxies import proxy_for
+from mlmcourse.grader.trusted_kernel.student_calls import Session, StudentProcess, show_output
 
 # What a solution cell binds in the tests' namespace; a sibling notebook lends only functions.
 BOUND_KINDS = ("function", "class", "autograd_function")

@@ -18,7 +18,7 @@ What a reply says about the call (which outputs are differentiable, whether the 
 generator moved: a yes or no, never its state) is the student process's claim:
 the student's code runs in that process and can change what it says. How the trusted side uses
 each claim is in the README's threat model. The student process imports this module,
-:mod:`mlmcourse.grader.codec` and the cell runner; nothing of the trusted side imports the
+:mod:`mlmcourse.grader.wire.codec` and the cell runner; nothing of the trusted side imports the
 student process.
 """
 
@@ -28,8 +28,8 @@ import re
 import traceback
 from typing import Any
 
-from .framing import ChannelClosed, recv_msg, send_msg
-from .limits import CAPS
+from mlmcourse.grader.limits import CAPS
+from mlmcourse.grader.wire.framing import ChannelClosed, recv_msg, send_msg
 
 __all__ = ["REPLIES", "ChannelClosed", "check_reply", "error_info", "recv_msg", "send_msg"]
 

@@ -1,15 +1,16 @@
 """The trusted side of one student process: starting it, one call there and back, its gradients.
 
-A `StudentProcess` (made by :mod:`mlmcourse.grader.harness`) starts a student process through the
-zygote (:mod:`mlmcourse.grader.zygote`) and sends it the notebook's ``setup`` cell and the student's
-solution cells; the student process (:mod:`mlmcourse.grader.student_side`) runs them into one
-namespace.
+A `StudentProcess` (made by :mod:`mlmcourse.grader.trusted_kernel.harness`) starts a student process
+through the zygote (:mod:`mlmcourse.grader.processes.zygote`) and sends it the notebook's ``setup``
+cell and the student's
+solution cells; the student process (:mod:`mlmcourse.grader.sandboxed.student_side`) runs them into
+one namespace.
 
-A call crosses the boundary in the messages of :mod:`mlmcourse.grader.protocol` and the codec of
-:mod:`mlmcourse.grader.codec`. Trusted -> student process: the arguments (detached;
+A call crosses the boundary in the messages of :mod:`mlmcourse.grader.wire.protocol` and the codec
+of :mod:`mlmcourse.grader.wire.codec`. Trusted -> student process: the arguments (detached;
 ``requires_grad`` flags, the global RNG state when it changed, the default dtype and grad mode
 travel along; other objects, e.g. a ``torch.Generator``, are pickled for the student process), in
-memory both sides map (:mod:`mlmcourse.grader.shared_inputs`). Student process -> trusted: the
+memory both sides map (:mod:`mlmcourse.grader.wire.shared_inputs`). Student process -> trusted: the
 results (plain tensors, numbers, strings, containers -- never pickle, never code). What the call
 did to its inputs is seen here: bytes the student's code wrote into the shared arguments are
 written back into the caller's tensor (the trusted side's own observation). What the student
@@ -43,27 +44,26 @@ import time
 import weakref
 
 from mlmcourse.course.cells import SETUP_GRADE_ID
-
-from . import protocol
-from .codec import (
-    flatten,
-    pack_tree,
-    unflatten,
-    unpack_reply,
-    valid_indices,
-)
-from .errors import (
+from mlmcourse.grader.limits import CAPS, Limits
+from mlmcourse.grader.results.verdict import Kind
+from mlmcourse.grader.trusted_kernel.errors import (
     StudentCodeCrashed,
     StudentCodeTimeout,
     StudentValue,
     decode_error,
     raise_from_sandbox,
 )
-from .framing import ChannelClosed, GuardedSocket, connect, recv_msg, send_msg
-from .hygiene import OutputBudget, clean_reply, clean_text
-from .limits import CAPS, Limits
-from .shared_inputs import SharedArguments
-from .verdict import Kind
+from mlmcourse.grader.wire import protocol
+from mlmcourse.grader.wire.codec import (
+    flatten,
+    pack_tree,
+    unflatten,
+    unpack_reply,
+    valid_indices,
+)
+from mlmcourse.grader.wire.framing import ChannelClosed, GuardedSocket, connect, recv_msg, send_msg
+from mlmcourse.grader.wire.hygiene import OutputBudget, clean_reply, clean_text
+from mlmcourse.grader.wire.shared_inputs import SharedArguments
 
 # Room for the codec's description and copies on top of the student's memory, in one reply.
 REPLY_OVERHEAD_BYTES = 64 << 20

@@ -1,7 +1,8 @@
 """The kernel stub: what jupyter_client starts for the trusted kernel's kernel spec.
 
-``python -m mlmcourse.grader.kernel_stub -f CONNECTION_FILE`` asks the engine's zygote
-(``MLM_ZYGOTE``) to fork the real, trusted kernel (:mod:`mlmcourse.grader.harness`) with the
+``python -m mlmcourse.grader.trusted_kernel.kernel_stub -f CONNECTION_FILE`` asks the engine's
+zygote (``MLM_ZYGOTE``) to fork the real, trusted kernel
+(:mod:`mlmcourse.grader.trusted_kernel.harness`) with the
 stub's environment, working folder and `Limits`, forwards the signals jupyter_client sends (an
 interrupt, a shutdown) and exits with the kernel's exit code. It imports nothing heavy: torch and
 IPython are loaded once, in the zygote.
@@ -13,7 +14,7 @@ import os
 import signal
 import sys
 
-from .framing import ChannelClosed, connect, recv_msg, send_msg
+from mlmcourse.grader.wire.framing import ChannelClosed, connect, recv_msg, send_msg
 
 
 def kernel_stub(argv: list[str]) -> int:

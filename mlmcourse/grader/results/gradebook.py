@@ -1,6 +1,6 @@
 """The one gradebook writer: a `Verdict` into nbgrader's gradebook.
 
-`make grade` (`grader.coordinator`) and nbgrader's own `autograde` (the command and the
+`make grade` (`grader.class_run.coordinator`) and nbgrader's own `autograde` (the command and the
 formgrader's Autograde button, through `nbgrader_plugin.SaveVerdict` in place of nbgrader's
 `SaveAutoGrades`) both write through `record_verdict`: each graded cell's `auto_score` is the
 verdict's points, each answer cell's comment is "No response." exactly where the verdict says
@@ -19,12 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from mlmcourse.course.layout import ASSIGNMENT
-
-from .verdict import NO_RESPONSE, Verdict
+from mlmcourse.grader.results.verdict import NO_RESPONSE, Verdict
 
 TIMESTAMP_FILE = "timestamp.txt"  # nbgrader's: when the student submitted
 _TIMESTAMP_BYTES = 1000  # a time is a line; a bigger file is not one
-log = logging.getLogger("mlmcourse.grader.gradebook")
+log = logging.getLogger("mlmcourse.grader.results.gradebook")
 
 
 def submission_time(folder: Path, logger: logging.Logger | logging.LoggerAdapter = log

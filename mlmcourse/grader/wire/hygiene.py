@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .limits import CAPS
+from mlmcourse.grader.limits import CAPS
 
 TRUNCATED = "\n... (output truncated)\n"  # what follows output cut at CAPS.output_chars
 

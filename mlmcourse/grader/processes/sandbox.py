@@ -1,8 +1,9 @@
 """The sandbox of the student processes: bubblewrap's namespaces, resource limits, cgroups.
 
 The student processes of one grading process are forked by a fork server that runs inside one
-bubblewrap sandbox (`bwrap_argv`; :mod:`mlmcourse.grader.zygote`): uid 65534 with no capability,
-a PID namespace of its own, no network, a read-only root made of the system folders, the Python
+bubblewrap sandbox (`bwrap_argv`; :mod:`mlmcourse.grader.processes.zygote`): uid 65534 with no
+capability, a PID namespace of its own, no network, a read-only root made of the system folders, the
+Python
 installation, the virtual environment and the ``mlmcourse`` package, plus small writable tmpfs
 folders -- never the course directory, the gradebook, ``source/``, other students or the
 network. Each student process also gets resource limits (`limit_student_process`) and, where the
@@ -21,7 +22,7 @@ import signal
 import sys
 from pathlib import Path
 
-from .limits import Limits
+from mlmcourse.grader.limits import Limits
 
 # ---------------------------------------------------------------------------------------------
 # Resource limits.

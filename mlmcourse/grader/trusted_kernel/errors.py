@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import linecache
 
-from .hygiene import clean_error
+from mlmcourse.grader.wire.hygiene import clean_error
 
 
 class StudentCodeCrashed(RuntimeError):

@@ -14,7 +14,7 @@ import struct
 import time
 from collections.abc import Callable
 
-from .limits import CAPS
+from mlmcourse.grader.limits import CAPS
 
 _FRAME = struct.Struct("!IQ")
 

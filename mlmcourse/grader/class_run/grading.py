@@ -1,8 +1,9 @@
 """The TA's grading run: autograde every submission, write feedback, report the scores.
 
-`autograde` grades a class through `grader.coordinator` (the grading engine on a Dask cluster,
-one coordinator that writes the gradebook and `autograded/`), then writes readable feedback with
-nbgrader's own `generate_feedback` (`grader.feedback`). The gradebook is nbgrader's: SQLite
+`autograde` grades a class through `grader.class_run.coordinator` (the grading engine on a Dask
+cluster, one coordinator that writes the gradebook and `autograded/`), then writes readable feedback
+with
+nbgrader's own `generate_feedback` (`grader.results.feedback`). The gradebook is nbgrader's: SQLite
 by default (`gradebook.db`), or any database nbgrader's `db_url` names (PostgreSQL for many
 graders), taken from `--db-url` or `c.CourseDirectory.db_url` in nbgrader_config.py: the run's
 `grader.config.GradingConfig`, resolved once and passed down.
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader import coordinator
+from mlmcourse.grader.class_run import coordinator
 from mlmcourse.grader.config import GradingConfig, nbgrader_converter, run_converter
 
 
@@ -98,7 +99,7 @@ def generate_feedback(course: GradingConfig | Path, students: list[str]) -> None
     """nbgrader generate_feedback, once, for these students: readable feedback (see feedback.py)."""
     from nbgrader.converters import GenerateFeedback
 
-    from mlmcourse.grader.feedback import FEEDBACK_PREPROCESSORS, FeedbackExporter
+    from mlmcourse.grader.results.feedback import FEEDBACK_PREPROCESSORS, FeedbackExporter
 
     config = GradingConfig.of(course)
     folder = config.root / "autograded"

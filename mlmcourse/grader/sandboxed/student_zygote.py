@@ -1,8 +1,9 @@
 """The student processes' fork server: it runs inside the sandbox and forks them.
 
-``python -m mlmcourse.grader.student_zygote FD ZYGOTE_SOCKET`` is what the zygote
-(:mod:`mlmcourse.grader.zygote`) runs in bubblewrap (:func:`mlmcourse.grader.sandbox.bwrap_argv`),
-once per grading process: it imports torch once, says on FD whether its sandbox holds (uid 65534,
+``python -m mlmcourse.grader.sandboxed.student_zygote FD ZYGOTE_SOCKET`` is what the zygote
+(:mod:`mlmcourse.grader.processes.zygote`) runs in bubblewrap
+(:func:`mlmcourse.grader.processes.sandbox.bwrap_argv`), once per grading process: it imports torch
+once, says on FD whether its sandbox holds (uid 65534,
 its own /proc, no course folder, no network), then forks one student process per request of the
 zygote, kills one when asked, and reports each one's end. It is PID 1 of the sandbox's PID
 namespace: a signal from inside the namespace reaches it only where it handles that signal, which
@@ -23,9 +24,8 @@ import socket
 import sys
 import time
 
-from .framing import ChannelClosed, recv_msg, send_msg
-from .limits import Limits
-from .sandbox import (
+from mlmcourse.grader.limits import Limits
+from mlmcourse.grader.processes.sandbox import (
     NOBODY,
     SANDBOX_HOME,
     close_all_but,
@@ -34,7 +34,7 @@ from .sandbox import (
     limit_student_process,
     set_undumpable,
 )
-from .zygote import (
+from mlmcourse.grader.processes.zygote import (
     GO,
     HELLO,
     PRELOAD,
@@ -43,6 +43,7 @@ from .zygote import (
     student_io_and_env,
     thread_count,
 )
+from mlmcourse.grader.wire.framing import ChannelClosed, recv_msg, send_msg
 
 
 class StudentZygote:

@@ -6,14 +6,16 @@ kernel that runs the tests, and a student process that runs the student's code),
 from one zygote that imported torch, IPython and ipykernel once. The zygote is started by the engine
 (one per grading process), listens on a Unix socket in a private 0700 folder, and forks:
 
-- a *trusted kernel* for a kernel stub (``python -m mlmcourse.grader.kernel_stub -f FILE``,
-  the argv of the engine's kernel spec): an ipykernel with resource limits, in the scratch copy
+- a *trusted kernel* for a kernel stub (``python -m mlmcourse.grader.trusted_kernel.kernel_stub -f
+  FILE``, the argv of the engine's kernel spec): an ipykernel with resource limits, in the scratch
+  copy
   of the submission. It runs only course code: the hidden tests and the locked cells.
 - a *student process* for a trusted kernel that asks for one: a process that runs only the
   student's code. Student processes are forked by a second fork server
-  (:mod:`mlmcourse.grader.student_zygote`)
-  that runs inside one bubblewrap sandbox per zygote (:func:`mlmcourse.grader.sandbox.bwrap_argv`:
-  uid 65534 without capabilities, its own PID namespace, no network, a read-only root of the
+  (:mod:`mlmcourse.grader.sandboxed.student_zygote`)
+  that runs inside one bubblewrap sandbox per zygote
+  (:func:`mlmcourse.grader.processes.sandbox.bwrap_argv`: uid 65534 without capabilities, its own
+  PID namespace, no network, a read-only root of the
   system folders, the Python installation, the venv and the ``mlmcourse`` package, small writable
   tmpfs folders), as PID 1 of its namespace, so no student process can kill it. When none of its
   student processes is left it kills whatever they left behind and empties the writable folders,
@@ -25,15 +27,16 @@ from one zygote that imported torch, IPython and ipykernel once. The zygote is s
   started. ``MLMCOURSE_SANDBOX=namespaces`` makes a missing sandbox an error at start.
 
 Every student process also gets cgroups of its own where the machine lets the grader make them
-(:class:`mlmcourse.grader.sandbox.StudentCgroups`, v2 or v1): a CPU quota
+(:class:`mlmcourse.grader.processes.sandbox.StudentCgroups`, v2 or v1): a CPU quota
 (`Limits.student_cpus`), a process count (`Limits.student_tasks`) and memory for it and all its
 children together, and a kill of every process in it when the student process goes: the zygote
 outside the sandbox learns a sandboxed student process's pid from the kernel (SO_PASSCRED on its
 socket) and moves it into its cgroups before it runs any student code. The zygote is a child
 subreaper, so what a fallback student process leaves behind is reaped here.
 
-Each request carries the `Limits` as JSON (:mod:`mlmcourse.grader.limits`; a kernel stub forwards
-its ``MLM_LIMITS``). Resource limits of a student process (:mod:`mlmcourse.grader.sandbox`):
+Each request carries the `Limits` as JSON (:mod:`mlmcourse.grader.limits`; a kernel stub
+forwards its ``MLM_LIMITS``). Resource limits of a student process
+(:mod:`mlmcourse.grader.processes.sandbox`):
 RLIMIT_DATA (the memory its code may allocate beyond what it inherited), RLIMIT_CPU, RLIMIT_FSIZE,
 RLIMIT_NOFILE, RLIMIT_CORE=0 and, as ``nobody``, RLIMIT_NPROC; a trusted kernel gets RLIMIT_DATA
 (`Limits.trusted_kernel_memory_bytes`) and RLIMIT_CORE=0. Wall-clock limits are enforced by the
@@ -41,8 +44,8 @@ caller, which asks the zygote to kill. The exit report of a student process carr
 it and the children it waited for used (``cpu_s``).
 
 The grading process's side, starting this server once and stopping it, is
-:mod:`mlmcourse.grader.zygote_handle`; the process jupyter_client starts for a trusted kernel is
-:mod:`mlmcourse.grader.kernel_stub`.
+:mod:`mlmcourse.grader.processes.zygote_handle`; the process jupyter_client starts for a trusted
+kernel is :mod:`mlmcourse.grader.trusted_kernel.kernel_stub`.
 """
 
 from __future__ import annotations
@@ -60,10 +63,9 @@ import tempfile
 import threading
 import time
 
-from .config import with_interpreter_bin
-from .framing import ChannelClosed, recv_msg, send_msg
-from .limits import Limits
-from .sandbox import (
+from mlmcourse.grader.config import with_interpreter_bin
+from mlmcourse.grader.limits import Limits
+from mlmcourse.grader.processes.sandbox import (
     SANDBOX_HOME,
     UNSAFE,
     SandboxError,
@@ -84,12 +86,14 @@ from .sandbox import (
     status_text,
     student_uid,
 )
+from mlmcourse.grader.wire.framing import ChannelClosed, recv_msg, send_msg
 
 # ---------------------------------------------------------------------------------------------
 # The zygote.
 
 PRELOAD = ("torch", "numpy", "IPython", "ipykernel.kernelapp", "matplotlib", "matplotlib.pyplot",
-           "nbformat", "mlmcourse.grader.harness", "mlmcourse.grader.student_side")
+           "nbformat", "mlmcourse.grader.trusted_kernel.harness",
+           "mlmcourse.grader.sandboxed.student_side")
 
 CHILD_ENV = {
     "OMP_NUM_THREADS": "1",
@@ -120,7 +124,7 @@ def zygote_env(extra_path: str | None = None) -> dict[str, str]:
 
 
 class Zygote:
-    """The fork server, run by ``python -m mlmcourse.grader.zygote zygote DIR``."""
+    """The fork server, run by ``python -m mlmcourse.grader.processes.zygote zygote DIR``."""
 
     def __init__(self, folder: str):
         self.folder = folder
@@ -159,7 +163,7 @@ class Zygote:
             self.refuse("bubblewrap (bwrap) is not installed")
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        program = [sys.executable, "-m", "mlmcourse.grader.student_zygote",
+        program = [sys.executable, "-m", "mlmcourse.grader.sandboxed.student_zygote",
                    str(theirs.fileno()), self.path]
         env = {key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ}
         with open(os.path.join(self.folder, "sandbox.log"), "wb") as log:
@@ -377,7 +381,7 @@ class Zygote:
             os.chdir(header["cwd"])
             limit_trusted_kernel(Limits.from_json(header["limits"]))
             _watch_owner(conn)
-            from mlmcourse.grader import harness
+            from mlmcourse.grader.trusted_kernel import harness
 
             harness.run_trusted_kernel(list(header["argv"]), self.sandbox)
             code = 0
@@ -473,7 +477,7 @@ def run_student_process(prepare) -> None:
     over (never back into the fork server's loop)."""
     try:
         sock, mode = prepare()
-        from mlmcourse.grader import student_side
+        from mlmcourse.grader.sandboxed import student_side
 
         student_side.serve(sock, mode)
         code = 0
@@ -531,7 +535,7 @@ def preload(modules: tuple[str, ...]) -> None:
 
     for name in modules:
         __import__(name)
-    from mlmcourse.grader import student_side
+    from mlmcourse.grader.sandboxed import student_side
 
     student_side.warm_up()  # what a student process's calls would import lazily, imported once here
     # Everything imported so far lives as long as the process: keep the collector off it (every

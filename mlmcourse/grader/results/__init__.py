@@ -1,0 +1,1 @@
+"""What grading decided and where it goes: the verdict, the gradebook, feedback, the LMS export."""
