@@ -17,6 +17,8 @@ import shlex
 import sys
 import textwrap
 
+from mlmcourse.teaching.misses import Miss, miss_of, misses_message
+
 
 class CheckFailed(AssertionError):
     """A visible check failed; the message says what to fix."""
@@ -230,17 +232,11 @@ def _distance(got, expected, what: str) -> float:
 
 def expect_raises(errors, call, what: str, needs_message: bool = False) -> None:
     """Fail unless `call()` raises one of `errors` (an exception class or a tuple of them); with
-    `needs_message`, one whose message says something (the contract's "says what is wrong")."""
-    try:
-        call()
-    except errors as error:
-        expect(not needs_message or str(error).strip(), f"{what}: the {type(error).__name__} "
-               "needs a message that says what is wrong")
-        return
-    except Exception as other:  # noqa: BLE001 - report the wrong kind of error plainly
-        raise CheckFailed(f"{what}: expected {_names(errors)}, got "
-                          f"{type(other).__name__}: {other}") from None
-    raise CheckFailed(f"{what}: expected {_names(errors)}, but nothing was raised")
+    `needs_message`, one whose message says something (the contract's "says what is wrong").
+    A wrong error of a known kind names its cause on a line of its own."""
+    miss = miss_of(errors, call, needs_message)
+    if miss:
+        raise CheckFailed("\n".join(filter(None, (f"{what}: {miss.account}", miss.cause))))
 
 
 def expect_accepted(call, what: str, advice: str = "", errors=Exception):
@@ -258,17 +254,25 @@ def expect_accepted(call, what: str, advice: str = "", errors=Exception):
 
 
 def expect_rejects(function, valid: dict, bad: dict[str, dict], errors=ValueError) -> None:
-    """Fail on the first bad input that `function` accepts, naming it.
+    """Fail unless `function` rejects every bad input, naming each one it does not.
 
     `valid` holds a valid call's arguments by name, in order; each entry of `bad` names a kind of
     bad input and the arguments it replaces. The call is positional, as the hidden tests make it,
-    so a student who renames a parameter loses nothing here."""
+    so a student who renames a parameter loses nothing here. Every bad input is tried, so one
+    message lists all a student has to fix: the first in full, the others grouped by what they
+    raised instead (an unwritten answer stops at the first)."""
+    misses: dict[str, Miss | None] = {}
     for what, changes in bad.items():
         unknown = sorted(set(changes) - set(valid))
         if unknown:
             raise TypeError(f"expect_rejects: {what!r} replaces unknown arguments {unknown}")
         args = [changes.get(name, value) for name, value in valid.items()]
-        expect_raises(errors, lambda args=args: function(*args), what)
+        miss = misses[what] = miss_of(errors, lambda args=args: function(*args))
+        if miss and miss.unwritten:
+            break
+    misses = {what: miss for what, miss in misses.items() if miss}
+    if misses:
+        raise CheckFailed(misses_message(misses, errors))
 
 
 def _gradient(loss_of, logits, scale: float = 1.0):
@@ -420,11 +424,6 @@ def _layout_notes(path) -> list[str]:
         return layout_notes(nbformat.read(path, as_version=4))
     except Exception:  # noqa: BLE001  (not saved yet, or not readable: nothing to say)
         return []
-
-
-def _names(errors) -> str:
-    errors = errors if isinstance(errors, tuple) else (errors,)
-    return " or ".join(error.__name__ for error in errors)
 
 
 def call_unchanged(function, *args, **kwargs):
