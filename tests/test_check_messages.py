@@ -1,17 +1,21 @@
 """The check helpers' messages name what a student has to fix (issue 42): an error test names every
 bad input the function did not reject, at once; a wrong error of a known kind (reading a 'meta'
-tensor) says its cause. Each message fires for its mistake and stays silent for a right answer.
-(The samples' messages as the grader gives them: tests/test_messages.py.)"""
+tensor) says its cause; a mean that counts sites with a literal -100 is told so. Each message
+fires for its mistake and stays silent for a right answer. (The samples' messages as the grader
+gives them: tests/test_messages.py.)"""
 
 from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from mlmcourse.teaching.checks import (
     CheckFailed,
+    expect_close,
     expect_raises,
     expect_rejects,
+    literal_ignore_index_mistakes,
 )
 
 VALID = {"tokens": torch.tensor([[5, 6]]), "other": torch.tensor([[1, 2]])}
@@ -97,3 +101,31 @@ def test_a_wrong_error_of_no_known_kind_gets_no_cause():
     message = failure(lambda: expect_raises(ValueError, lambda: index_error(*VALID.values()),
                                             "a bad input"))
     assert message == "a bad input: expected ValueError, got IndexError: index 3 is out of bounds"
+
+
+LOGITS = torch.randn(1, 3, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+CUSTOM = torch.tensor([[2, -1, -1]])
+
+
+def mean_counting(labels, ignore_index, counted_with):
+    """The mean of the per-site losses at `labels`, divided by the sites not `counted_with`."""
+    total = F.cross_entropy(LOGITS.reshape(-1, 4), labels.reshape(-1), reduction="sum",
+                            ignore_index=ignore_index)
+    return total / (labels != counted_with).sum()
+
+
+def test_a_mean_that_counts_sites_with_a_literal_minus_100_is_told_so():
+    right = mean_counting(torch.tensor([[2, -100, -100]]), -100, -100)
+    mistakes = literal_ignore_index_mistakes(LOGITS, CUSTOM, -1)
+    hard_coded = mean_counting(CUSTOM, -1, -100)
+    message = failure(lambda: expect_close(hard_coded, right, "ignore_index=-1", 1e-12,
+                                           mistakes=mistakes))
+    assert message == ("ignore_index=-1: it divides by the 3 sites whose label is not -100, not by "
+                       "the 1 whose label is not ignore_index (-1): compare labels with the "
+                       "ignore_index argument, never with a literal -100")
+    expect_close(mean_counting(CUSTOM, -1, -1), right, "ignore_index=-1", 1e-12,
+                 mistakes=mistakes)
+
+
+def test_no_literal_mistake_where_it_would_give_the_right_mean():
+    assert literal_ignore_index_mistakes(LOGITS, torch.tensor([[2, -100, -100]]), -100) == {}

@@ -206,6 +206,22 @@ def mean_mistakes(logits, labels, ignore_index: int = -100) -> dict:
     }
 
 
+def literal_ignore_index_mistakes(logits, labels, ignore_index: int) -> dict:
+    """For `mistakes`: the mean a loss gives when it counts the sites of `labels` with a literal
+    -100 in place of `ignore_index` (the per-site losses of `logits` from the library)."""
+    import torch.nn.functional as F
+
+    V = logits.shape[-1]
+    per_site = F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1), reduction="none",
+                               ignore_index=ignore_index)
+    selected, counted = int((labels != ignore_index).sum()), int((labels != -100).sum())
+    if not counted or counted == selected:
+        return {}
+    return {f"it divides by the {counted} sites whose label is not -100, not by the {selected} "
+            f"whose label is not ignore_index ({ignore_index}): compare labels with the "
+            "ignore_index argument, never with a literal -100": per_site.sum() / counted}
+
+
 def expect_close(got, expected, what: str, tolerance: float = 1e-6,
                  mistakes: dict | None = None) -> None:
     """Fail unless numbers (or same-shaped tensors) agree to within `tolerance`.
