@@ -531,10 +531,20 @@ def expect_returns(call, expected, what: str, advice: str = "") -> None:
     raise CheckFailed(f"{message}\n{advice}" if advice else message)
 
 
+# What notebook 4's train_step must do, one short line each (Validate shows lines of 80).
+TRAIN_STEP_CHECKLIST = (
+    "Check train_step against this list:\n"
+    "1. from `generator`, in this order: picks, draws (float64, [B, L]), random_ids;\n"
+    "2. selected = eligible & (picks < SELECTION_RATE);\n"
+    "3. the center's logits from corrupted's left and right tokens (Step 4);\n"
+    "4. optimizer.zero_grad(), loss.backward(), optimizer.step(), in this order;\n"
+    "5. the optimizer and the generator train_step is given, never new ones.")
+
+
 def expect_same_training(losses, tables, reference) -> None:
     """Notebook 4: a loop built on the student's `train_step` gives the losses and tables of
     `reference` (a History of the same seed and lr) within 1e-12; otherwise name the first update
-    that differs and the slips that make an update differ there."""
+    that differs, the likely slips first, then the checklist of what to verify."""
     import torch
 
     n_steps = len(reference.train_loss)
@@ -542,21 +552,13 @@ def expect_same_training(losses, tables, reference) -> None:
     expect(shapes_right, f"train_table should give {n_steps} losses and {n_steps + 1} tables, got "
            f"{list(losses.shape)} and {list(tables.shape)}")
     if torch.equal(tables[-1], tables[0]):
-        raise CheckFailed("W never changed: optimizer.step() must run after loss.backward(), "
-                          "with the gradient still in W.grad (zero_grad() goes before backward)")
+        raise CheckFailed("W never changed: zero_grad() goes before backward, so that step() "
+                          f"finds the gradient in W.grad (point 4).\n{TRAIN_STEP_CHECKLIST}")
     for step in range(n_steps):
         same_loss = abs(losses[step].item() - reference.train_loss[step].item()) <= 1e-12
         same_table = torch.allclose(tables[step + 1], reference.tables[step + 1],
                                     rtol=0, atol=1e-12)
-        if same_loss and same_table:
-            continue
-        if step == 0:  # at W = 0 every loss is ln 4, so a wrong selection shows in W first
-            raise CheckFailed(
-                "update 1 already differs from the run: draw picks first, then draws and "
-                "random_ids, each [B, L] from `generator` (picks and draws float64); select "
-                "with eligible & (picks < SELECTION_RATE); read the logits from corrupted's left "
-                "and right tokens (Step 4); then zero_grad, backward and step, once each")
-        raise CheckFailed(
-            f"update {step + 1} is the first that differs from the run: clear the old gradient "
-            "before backward (optimizer.zero_grad()), and use the optimizer and generator "
-            "train_step is given (a new one each update starts Adam or the draws over)")
+        if not (same_loss and same_table):  # at W = 0 a wrong draw shows in W first
+            likely = "1 to 3, the draws and the logits" if step == 0 else "4 and 5"
+            raise CheckFailed(f"update {step + 1} is the first that differs from the run: the "
+                              f"usual slips are points {likely}.\n{TRAIN_STEP_CHECKLIST}")
