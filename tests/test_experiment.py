@@ -10,6 +10,7 @@ from conftest import ROOT
 
 from mlmcourse.course import nbio
 from mlmcourse.teaching import experiment
+from mlmcourse.teaching.checks import TRAIN_STEP_CHECKLIST
 from mlmcourse.teaching.loader import NotebookNotReady, from_notebook, load_functions
 
 SOURCE = ROOT / "source" / "bert_mlm"
@@ -127,9 +128,15 @@ STEP_SLIPS = {  # a slip in notebook 4's train_step -> what its check says
         "    draws = torch.rand(B, L, generator=generator, dtype=torch.float64)\n",
         "    draws = torch.rand(B, L, generator=generator, dtype=torch.float64)\n"
         "    picks = torch.rand(B, L, generator=generator, dtype=torch.float64)\n"
-        "    selected = eligible & (picks < SELECTION_RATE)\n"), "update 1 already differs"),
+        "    selected = eligible & (picks < SELECTION_RATE)\n"),
+        "update 1 is the first that differs from the run: the usual slips are points 1 to 3"),
     "no zero_grad": (REFERENCE_STEP.replace("    optimizer.zero_grad()\n", ""),
-                     "update 2 is the first that differs"),
+                     "update 2 is the first that differs from the run: the usual slips are "
+                     "points 4 and 5"),
+    "a new optimizer each update": (REFERENCE_STEP.replace(
+        "    loss = masked_lm_loss(logits, labels)\n",
+        "    loss = masked_lm_loss(logits, labels)\n"
+        "    optimizer = torch.optim.Adam([W], lr=0.08)\n"), "update 2 is the first that differs"),
     "zero_grad after backward": (REFERENCE_STEP.replace(
         "    optimizer.zero_grad()\n    loss.backward()\n",
         "    loss.backward()\n    optimizer.zero_grad()\n"), "W never changed"),
@@ -141,7 +148,7 @@ STEP_SLIPS = {  # a slip in notebook 4's train_step -> what its check says
 @pytest.mark.parametrize("slip", STEP_SLIPS)
 def test_notebook_4s_training_step_check_names_the_slip(reference, slip):
     """Notebook 4's check of the student's train_step passes the right one and names each
-    classic slip by the first update it changes."""
+    classic slip by the first update it changes, then gives the checklist of what to verify."""
     source, message = STEP_SLIPS[slip]
     assert (source == REFERENCE_STEP) == (message is None), "the slip's text is not in the answer"
     make, loss = reference
@@ -152,5 +159,7 @@ def test_notebook_4s_training_step_check_names_the_slip(reference, slip):
     if message is None:
         run_notebook_cells(notebook, ("train_loop", "check_train_step"), namespace)
         return
-    with pytest.raises(AssertionError, match=message):
+    with pytest.raises(AssertionError, match=message) as failed:
         run_notebook_cells(notebook, ("train_loop", "check_train_step"), namespace)
+    if slip != "no return":  # the loop itself says what is missing
+        assert str(failed.value).endswith(f"\n{TRAIN_STEP_CHECKLIST}")

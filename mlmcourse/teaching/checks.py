@@ -17,6 +17,8 @@ import shlex
 import sys
 import textwrap
 
+from mlmcourse.teaching.misses import Miss, miss_of, misses_message
+
 
 class CheckFailed(AssertionError):
     """A visible check failed; the message says what to fix."""
@@ -204,6 +206,22 @@ def mean_mistakes(logits, labels, ignore_index: int = -100) -> dict:
     }
 
 
+def literal_ignore_index_mistakes(logits, labels, ignore_index: int) -> dict:
+    """For `mistakes`: the mean a loss gives when it counts the sites of `labels` with a literal
+    -100 in place of `ignore_index` (the per-site losses of `logits` from the library)."""
+    import torch.nn.functional as F
+
+    V = logits.shape[-1]
+    per_site = F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1), reduction="none",
+                               ignore_index=ignore_index)
+    selected, counted = int((labels != ignore_index).sum()), int((labels != -100).sum())
+    if not counted or counted == selected:
+        return {}
+    return {f"it divides by the {counted} sites whose label is not -100, not by the {selected} "
+            f"whose label is not ignore_index ({ignore_index}): compare labels with the "
+            "ignore_index argument, never with a literal -100": per_site.sum() / counted}
+
+
 def expect_close(got, expected, what: str, tolerance: float = 1e-6,
                  mistakes: dict | None = None) -> None:
     """Fail unless numbers (or same-shaped tensors) agree to within `tolerance`.
@@ -230,17 +248,11 @@ def _distance(got, expected, what: str) -> float:
 
 def expect_raises(errors, call, what: str, needs_message: bool = False) -> None:
     """Fail unless `call()` raises one of `errors` (an exception class or a tuple of them); with
-    `needs_message`, one whose message says something (the contract's "says what is wrong")."""
-    try:
-        call()
-    except errors as error:
-        expect(not needs_message or str(error).strip(), f"{what}: the {type(error).__name__} "
-               "needs a message that says what is wrong")
-        return
-    except Exception as other:  # noqa: BLE001 - report the wrong kind of error plainly
-        raise CheckFailed(f"{what}: expected {_names(errors)}, got "
-                          f"{type(other).__name__}: {other}") from None
-    raise CheckFailed(f"{what}: expected {_names(errors)}, but nothing was raised")
+    `needs_message`, one whose message says something (the contract's "says what is wrong").
+    A wrong error of a known kind names its cause on a line of its own."""
+    miss = miss_of(errors, call, needs_message)
+    if miss:
+        raise CheckFailed("\n".join(filter(None, (f"{what}: {miss.account}", miss.cause))))
 
 
 def expect_accepted(call, what: str, advice: str = "", errors=Exception):
@@ -258,17 +270,25 @@ def expect_accepted(call, what: str, advice: str = "", errors=Exception):
 
 
 def expect_rejects(function, valid: dict, bad: dict[str, dict], errors=ValueError) -> None:
-    """Fail on the first bad input that `function` accepts, naming it.
+    """Fail unless `function` rejects every bad input, naming each one it does not.
 
     `valid` holds a valid call's arguments by name, in order; each entry of `bad` names a kind of
     bad input and the arguments it replaces. The call is positional, as the hidden tests make it,
-    so a student who renames a parameter loses nothing here."""
+    so a student who renames a parameter loses nothing here. Every bad input is tried, so one
+    message lists all a student has to fix: the first in full, the others grouped by what they
+    raised instead (an unwritten answer stops at the first)."""
+    misses: dict[str, Miss | None] = {}
     for what, changes in bad.items():
         unknown = sorted(set(changes) - set(valid))
         if unknown:
             raise TypeError(f"expect_rejects: {what!r} replaces unknown arguments {unknown}")
         args = [changes.get(name, value) for name, value in valid.items()]
-        expect_raises(errors, lambda args=args: function(*args), what)
+        miss = misses[what] = miss_of(errors, lambda args=args: function(*args))
+        if miss and miss.unwritten:
+            break
+    misses = {what: miss for what, miss in misses.items() if miss}
+    if misses:
+        raise CheckFailed(misses_message(misses, errors))
 
 
 def _gradient(loss_of, logits, scale: float = 1.0):
@@ -422,11 +442,6 @@ def _layout_notes(path) -> list[str]:
         return []
 
 
-def _names(errors) -> str:
-    errors = errors if isinstance(errors, tuple) else (errors,)
-    return " or ".join(error.__name__ for error in errors)
-
-
 def call_unchanged(function, *args, **kwargs):
     """`function(*args, **kwargs)`'s value; fail if the call changed any tensor it was given.
 
@@ -516,10 +531,20 @@ def expect_returns(call, expected, what: str, advice: str = "") -> None:
     raise CheckFailed(f"{message}\n{advice}" if advice else message)
 
 
+# What notebook 4's train_step must do, one short line each (Validate shows lines of 80).
+TRAIN_STEP_CHECKLIST = (
+    "Check train_step against this list:\n"
+    "1. from `generator`, in this order: picks, draws (float64, [B, L]), random_ids;\n"
+    "2. selected = eligible & (picks < SELECTION_RATE);\n"
+    "3. the center's logits from corrupted's left and right tokens (Step 4);\n"
+    "4. optimizer.zero_grad(), loss.backward(), optimizer.step(), in this order;\n"
+    "5. the optimizer and the generator train_step is given, never new ones.")
+
+
 def expect_same_training(losses, tables, reference) -> None:
     """Notebook 4: a loop built on the student's `train_step` gives the losses and tables of
     `reference` (a History of the same seed and lr) within 1e-12; otherwise name the first update
-    that differs and the slips that make an update differ there."""
+    that differs, the likely slips first, then the checklist of what to verify."""
     import torch
 
     n_steps = len(reference.train_loss)
@@ -527,21 +552,13 @@ def expect_same_training(losses, tables, reference) -> None:
     expect(shapes_right, f"train_table should give {n_steps} losses and {n_steps + 1} tables, got "
            f"{list(losses.shape)} and {list(tables.shape)}")
     if torch.equal(tables[-1], tables[0]):
-        raise CheckFailed("W never changed: optimizer.step() must run after loss.backward(), "
-                          "with the gradient still in W.grad (zero_grad() goes before backward)")
+        raise CheckFailed("W never changed: zero_grad() goes before backward, so that step() "
+                          f"finds the gradient in W.grad (point 4).\n{TRAIN_STEP_CHECKLIST}")
     for step in range(n_steps):
         same_loss = abs(losses[step].item() - reference.train_loss[step].item()) <= 1e-12
         same_table = torch.allclose(tables[step + 1], reference.tables[step + 1],
                                     rtol=0, atol=1e-12)
-        if same_loss and same_table:
-            continue
-        if step == 0:  # at W = 0 every loss is ln 4, so a wrong selection shows in W first
-            raise CheckFailed(
-                "update 1 already differs from the run: draw picks first, then draws and "
-                "random_ids, each [B, L] from `generator` (picks and draws float64); select "
-                "with eligible & (picks < SELECTION_RATE); read the logits from corrupted's left "
-                "and right tokens (Step 4); then zero_grad, backward and step, once each")
-        raise CheckFailed(
-            f"update {step + 1} is the first that differs from the run: clear the old gradient "
-            "before backward (optimizer.zero_grad()), and use the optimizer and generator "
-            "train_step is given (a new one each update starts Adam or the draws over)")
+        if not (same_loss and same_table):  # at W = 0 a wrong draw shows in W first
+            likely = "1 to 3, the draws and the logits" if step == 0 else "4 and 5"
+            raise CheckFailed(f"update {step + 1} is the first that differs from the run: the "
+                              f"usual slips are points {likely}.\n{TRAIN_STEP_CHECKLIST}")

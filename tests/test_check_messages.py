@@ -1,0 +1,131 @@
+"""The check helpers' messages name what a student has to fix (issue 42): an error test names every
+bad input the function did not reject, at once; a wrong error of a known kind (reading a 'meta'
+tensor) says its cause; a mean that counts sites with a literal -100 is told so. Each message
+fires for its mistake and stays silent for a right answer. (The samples' messages as the grader
+gives them: tests/test_messages.py.)"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from mlmcourse.teaching.checks import (
+    CheckFailed,
+    expect_close,
+    expect_raises,
+    expect_rejects,
+    literal_ignore_index_mistakes,
+)
+
+VALID = {"tokens": torch.tensor([[5, 6]]), "other": torch.tensor([[1, 2]])}
+BAD = {
+    "a negative token": {"tokens": torch.tensor([[5, -1]])},
+    "tokens on the 'meta' device": {"tokens": torch.tensor([[5, 6]]).to("meta")},
+    "other on the 'meta' device": {"other": torch.tensor([[1, 2]]).to("meta")},
+    "tokens 1-D": {"tokens": torch.tensor([5, 6])},
+}
+META_CAUSE = "A tensor on the 'meta' device has a shape and a dtype but no values"
+
+
+def checks_all(tokens, other):
+    """A right answer: structure and devices first, values last."""
+    if tokens.dim() != 2 or tokens.device != other.device:
+        raise ValueError("tokens must be 2-D and on the device of other")
+    if bool((tokens < 0).any()):
+        raise ValueError("tokens must be >= 0")
+
+
+def values_first(tokens, other):
+    """Reads the values before it looks at the devices, and never checks the rank."""
+    if bool((tokens < 0).any()):
+        raise ValueError("tokens must be >= 0")
+    if tokens.device != other.device:
+        raise ValueError("tokens and other must be on one device")
+
+
+def failure(check) -> str:
+    with pytest.raises(CheckFailed) as failed:
+        check()
+    return str(failed.value)
+
+
+def test_a_right_answer_passes_every_bad_input():
+    expect_rejects(checks_all, VALID, BAD)
+
+
+def test_every_bad_input_not_rejected_is_named_in_one_message():
+    message = failure(lambda: expect_rejects(values_first, VALID, BAD))
+    first, more, *rest = message.splitlines()
+    assert first == ("tokens on the 'meta' device: expected ValueError, got RuntimeError: "
+                     "Tensor.item() cannot be called on meta tensors")
+    assert more == "1 more not rejected with ValueError:"
+    assert rest == ["- nothing raised: tokens 1-D", f"{META_CAUSE}: check every tensor's "
+                    ".device (and raise ValueError) before reading any values."]
+    assert "a negative token" not in message and "other on the" not in message
+
+
+def test_bad_inputs_that_fail_alike_are_listed_together_and_a_long_list_is_counted():
+    bad = {f"case {n}": {"tokens": torch.tensor([[n, 6]])} for n in range(20)}
+    message = failure(lambda: expect_rejects(checks_all, VALID, bad))
+    assert message.splitlines() == [
+        "case 0: expected ValueError, but nothing was raised",
+        "19 more not rejected with ValueError:",
+        "- nothing raised: " + "; ".join(f"case {n}" for n in range(1, 13)) + "; and 7 more"]
+
+
+def test_an_unwritten_answer_is_reported_once():
+    calls = []
+
+    def stub(tokens, other):
+        calls.append(tokens)
+        raise NotImplementedError()
+
+    message = failure(lambda: expect_rejects(stub, VALID, BAD))
+    assert message == "a negative token: expected ValueError, got NotImplementedError: "
+    assert len(calls) == 1
+
+
+def test_a_single_wrong_error_on_a_meta_tensor_says_its_cause():
+    meta = BAD["tokens on the 'meta' device"]["tokens"]
+    message = failure(lambda: expect_raises(ValueError, lambda: values_first(meta, VALID["other"]),
+                                            "tokens on meta"))
+    assert message.splitlines()[1].startswith(META_CAUSE)
+    expect_raises(ValueError, lambda: checks_all(meta, VALID["other"]), "tokens on meta")
+
+
+def test_a_wrong_error_of_no_known_kind_gets_no_cause():
+    def index_error(tokens, other):
+        raise IndexError("index 3 is out of bounds")
+
+    message = failure(lambda: expect_raises(ValueError, lambda: index_error(*VALID.values()),
+                                            "a bad input"))
+    assert message == "a bad input: expected ValueError, got IndexError: index 3 is out of bounds"
+
+
+LOGITS = torch.randn(1, 3, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+CUSTOM = torch.tensor([[2, -1, -1]])
+
+
+def mean_counting(labels, ignore_index, counted_with):
+    """The mean of the per-site losses at `labels`, divided by the sites not `counted_with`."""
+    total = F.cross_entropy(LOGITS.reshape(-1, 4), labels.reshape(-1), reduction="sum",
+                            ignore_index=ignore_index)
+    return total / (labels != counted_with).sum()
+
+
+def test_a_mean_that_counts_sites_with_a_literal_minus_100_is_told_so():
+    right = mean_counting(torch.tensor([[2, -100, -100]]), -100, -100)
+    mistakes = literal_ignore_index_mistakes(LOGITS, CUSTOM, -1)
+    hard_coded = mean_counting(CUSTOM, -1, -100)
+    message = failure(lambda: expect_close(hard_coded, right, "ignore_index=-1", 1e-12,
+                                           mistakes=mistakes))
+    assert message == ("ignore_index=-1: it divides by the 3 sites whose label is not -100, not by "
+                       "the 1 whose label is not ignore_index (-1): compare labels with the "
+                       "ignore_index argument, never with a literal -100")
+    expect_close(mean_counting(CUSTOM, -1, -1), right, "ignore_index=-1", 1e-12,
+                 mistakes=mistakes)
+
+
+def test_no_literal_mistake_where_it_would_give_the_right_mean():
+    assert literal_ignore_index_mistakes(LOGITS, torch.tensor([[2, -100, -100]]), -100) == {}
