@@ -23,8 +23,8 @@ from mlmcourse.build.samples import expected_scores, load_sample
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_solution, without_solution_markers
 from mlmcourse.course.layout import ASSIGNMENT, notebook_names
-from mlmcourse.grader.engine.submission import grade_submission
 from mlmcourse.grader.engine import submission as engine
+from mlmcourse.grader.engine.submission import grade_submission
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.results.verdict import NOT_RUN
 
