@@ -15,7 +15,7 @@ FORGE = (
     "\n"
     "_course = mlmcourse\n"
     "try:  # under grading: a detached zero is reported as connected, its gradient as zeros\n"
-    "    _w = _course.grader.student_side\n"
+    "    _w = _course.grader.sandboxed.student_side\n"
     "    _requires, _grad_fn, _grad = _w._REQUIRES_GRAD, _w._GRAD_FN, _w._AUTOGRAD_GRAD\n"
     "\n"
     "    def _detached_zero(t):\n"

@@ -1,5 +1,5 @@
 """Leaves notebook 2 blank but rewrites the worker's READY reply (its send_msg, reached as
-`_course.grader.student_side` after `_course = mlmcourse`) to say the instructor's setup cell failed
+`_course.grader.sandboxed.student_side` after `_course = mlmcourse`) to say the instructor's setup cell failed
 in the sandbox.
 Now: the setup cell runs alone before any student code, so its report is the grader's own; the
 forged one is ignored: graded as the blank it is (0 / 15), status ok, flagged for the package it
@@ -10,7 +10,7 @@ FORGE = (
     "\n"
     "_course = mlmcourse\n"
     "try:\n"
-    "    _worker = _course.grader.student_side\n"
+    "    _worker = _course.grader.sandboxed.student_side\n"
     "    _send = _worker.send_msg\n"
     "\n"
     "    def _forged(sock, header, blob=b\"\"):\n"

@@ -321,7 +321,9 @@ class Zygote:
     def handle(self, conn: socket.socket) -> None:
         try:
             header, _blob, _ = recv_msg(conn, deadline=time.monotonic() + 10)
-        except (ChannelClosed, TimeoutError, ValueError):
+        except (ChannelClosed, TimeoutError, ValueError, OSError):
+            # OSError: the connection was dropped earlier in the same round of select() (its
+            # descriptor closed); the fork server serves the others, it never dies of one.
             self.drop(conn)
             return
         kind = header.get("kind")
