@@ -20,7 +20,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(f"build: unknown stage(s) {unknown}; choose from {list(STAGES)}", file=sys.stderr)
         return 2
     if args.if_stale:
-        stages = [stage for stage in stale_stages(root) if stage in stages]
+        stages = stale_stages(root, stages)
         if not stages:
             print("build: everything is up to date")
             return 0

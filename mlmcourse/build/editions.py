@@ -232,13 +232,13 @@ def read_manifest(root: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def stale_stages(root: Path) -> list[str]:
-    """The stages whose inputs changed since the manifest was written: the editions by their
-    digest, the graded stage when some sample is to be regraded or removed."""
+def stale_stages(root: Path, stages: Iterable[str] = STAGES) -> list[str]:
+    """Those of `stages` whose inputs changed since the manifest was written: the editions by
+    their digest, the graded stage when some sample is to be regraded or removed."""
     manifest = read_manifest(root)
-    stale = [stage for stage in EDITIONS
-             if manifest.get(stage) != files_digest(root, STAGE_INPUTS[stage])]
-    if stale_samples(root, recorded_keys(manifest), load_samples(root)):
+    stale = [stage for stage in EDITIONS if stage in stages
+             and manifest.get(stage) != files_digest(root, STAGE_INPUTS[stage])]
+    if "graded" in stages and stale_samples(root, recorded_keys(manifest), load_samples(root)):
         stale.append("graded")
     return stale
 
