@@ -24,7 +24,7 @@ help:
 	@echo "make lab-ta  a TA's JupyterLab: the whole course, with nbgrader's formgrader"
 	@echo "make test    run the whole test suite (creates .venv when missing)"
 	@echo "make test-quick  the edit loop's tier: no build, no grading of the sample class, no browser or hub"
-	@echo "make build   regenerate release/, notebooks/, submitted/ samples, autograded/, feedback/"
+	@echo "make build   regenerate what changed: release/, notebooks/, submitted/ samples, autograded/, feedback/"
 	@echo "make new-class CLASS=~/bert_mlm_class ROSTER=roster.csv   a class of your own, apart from the samples"
 	@echo "make grade   autograde submitted/, write feedback/, grades.csv, grades-lms.csv and reports/ (the class report), print the scores (ARGS=\"--workers 4\")"
 	@echo "             (CLASS=folder: grade, export, report and lab-ta work on that class)"
@@ -99,7 +99,7 @@ test-quick: $(READY_DEV)
 	$(BIN)/python -m pytest -m "not slow and not browser and not hub and not bench"
 
 build: $(READY_DEV)
-	$(BIN)/python -m mlmcourse build
+	$(BIN)/python -m mlmcourse build --if-stale
 
 new-class: $(READY_DEV)
 	@test -n "$(CLASS)" || { echo "usage: make new-class CLASS=~/bert_mlm_class [ROSTER=roster.csv]"; exit 2; }

@@ -20,12 +20,12 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(f"build: unknown stage(s) {unknown}; choose from {list(STAGES)}", file=sys.stderr)
         return 2
     if args.if_stale:
-        stages = [stage for stage in stale_stages(root) if stage in stages]
+        stages = stale_stages(root, stages)
         if not stages:
             print("build: everything is up to date")
             return 0
     started = time.perf_counter()
-    build(root, stages)
+    build(root, stages, full=args.full)
     print(f"build: done in {time.perf_counter() - started:.1f} s")
     return 0
 
@@ -219,6 +219,8 @@ def parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="regenerate release/, notebooks/, samples and grading")
     build.add_argument("stages", nargs="*", help="release, notebooks, graded (default: all)")
     build.add_argument("--if-stale", action="store_true", help="only stages whose inputs changed")
+    build.add_argument("--full", action="store_true",
+                       help="regrade every sample (default: those whose inputs changed)")
     build.set_defaults(run=cmd_build)
 
     grade = sub.add_parser("grade", help="autograde submitted/, write feedback and grades.csv")

@@ -1,6 +1,6 @@
-"""Leaves notebook 2 blank but rewrites the worker's READY reply (its send_msg, reached as
-`_course.grader.sandboxed.student_side` after `_course = mlmcourse`) to say the instructor's setup cell failed
-in the sandbox.
+"""Leaves notebook 2 blank but rewrites the student process's READY reply (its send_msg, reached
+as `_course.grader.sandboxed.student_side` after `_course = mlmcourse`) to say the instructor's
+setup cell failed in the sandbox.
 Now: the setup cell runs alone before any student code, so its report is the grader's own; the
 forged one is ignored: graded as the blank it is (0 / 15), status ok, flagged for the package it
 reaches."""

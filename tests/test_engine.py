@@ -146,7 +146,7 @@ def test_autograded_notebook_shows_the_students_code_and_the_real_tests(graded_c
 
 def regrade(graded_class, student: str, scratch: Path, name: str = "01_corruption"):
     """One notebook of a sample, graded again from the build's submitted file."""
-    from mlmcourse.build.editions import SAMPLE_LIMITS
+    from mlmcourse.build.graded import SAMPLE_LIMITS
 
     [verdict] = grade_submission(graded_class.root, student,
                                  graded_class.submitted(student, name).parent, scratch,

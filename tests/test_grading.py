@@ -10,7 +10,7 @@ import csv
 
 import pytest
 
-from mlmcourse.build.editions import samples_config
+from mlmcourse.build.graded import samples_config
 from mlmcourse.build.samples import expected_scores, load_samples
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import total_points

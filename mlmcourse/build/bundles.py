@@ -123,6 +123,12 @@ def _closure(root: Path, worked: Path) -> tuple[list[str], dict[str, Path], set[
         notebooks = found
 
 
+def sibling_notebooks(root: Path, notebook: Path) -> list[str]:
+    """The file names of the sibling notebooks `notebook` loads (beside it), found in its code
+    and in the modules of the package under `root` that it imports."""
+    return _closure(root, notebook)[0]
+
+
 def run_note(notebook: str, needs: list[str]) -> str:
     return (f"Unzip it, then in that folder: python -m venv .venv; "
             f".venv/bin/pip install {' '.join(needs)}; .venv/bin/jupyter lab {notebook}")

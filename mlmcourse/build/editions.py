@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -11,7 +10,8 @@ from pathlib import Path
 
 import nbformat
 
-from mlmcourse.build.samples import VERDICTS, build_submissions, write_verdicts
+from mlmcourse.build.graded import build_graded, files_digest, stale_samples
+from mlmcourse.build.samples import load_samples
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import (
     STUDENTS_ONLY_TAG,
@@ -29,13 +29,11 @@ from mlmcourse.course.headings import (
     is_test_cell,
 )
 from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
-from mlmcourse.grader.class_run.grading import autograde, submitted_students
-from mlmcourse.grader.config import GradingConfig, run_nbgrader
-from mlmcourse.grader.limits import Limits
+from mlmcourse.grader.config import run_nbgrader
 
 STAGES = ("release", "notebooks", "graded")
 MANIFEST = "build-manifest.json"
-# What each stage is made from: a stage is stale when any of these files changed. The rooms of
+# What each edition is made from: it is stale when any of these files changed. The rooms of
 # the package a generated file can depend on (the notebooks import course and teaching; the
 # build and the grader make them); the class report, the exchange, the benchmarks and the
 # front doors make none of them.
@@ -44,8 +42,7 @@ PACKAGE_INPUTS = ("mlmcourse/__init__.py", "mlmcourse/course", "mlmcourse/teachi
 STAGE_INPUTS = {
     "release": ("source", "nbgrader_config.py"),
     "notebooks": ("source", *PACKAGE_INPUTS),
-    "graded": ("source", "samples", *PACKAGE_INPUTS, "nbgrader_config.py"),
-}
+}  # the graded stage keeps a key per sample instead (build/graded.py)
 # Every notebook opens on its idea (title, what you will be able to do, the points, one line
 # pointing here) and ends with this section: how to work on the graded exercise and what the
 # grader cannot check (cells tagged `students-only`), and in the reading edition the note for
@@ -226,63 +223,8 @@ async def _execute_all(editions: dict, folder: Path, timeout: int) -> None:
     await asyncio.gather(*(execute(nb) for nb in editions.values()))
 
 
-# The limits the sample class is graded under: its scores do not depend on them, and a hanging
-# sample costs seconds instead of minutes (the committed messages of a timeout say 4 s).
-SAMPLE_LIMITS = Limits(call_timeout_s=10.0, student_time_s=30.0)
-# How long the engine took for each sample's notebooks in the last build (not committed: it
-# depends on the machine); tests/test_attacks.py bounds the floods' times with it.
-GRADING_SECONDS = Path("build") / "sample-grading-seconds.json"
-
-
-# The samples' grades: a gradebook of their own, made afresh by every build (not committed),
-# apart from the class's gradebook.db. A TA's gradebook never holds the sample students, and a
-# source edit that adds or removes a cell never meets nbgrader's refusal to change a notebook
-# that has submissions.
-SAMPLES_GRADEBOOK = Path("build") / "samples-gradebook.db"
-
-
-def samples_config(root: Path) -> GradingConfig:
-    """How the build grades the sample students: their own gradebook, short limits."""
-    database = (Path(root) / SAMPLES_GRADEBOOK).resolve()
-    return GradingConfig.load(root, f"sqlite:///{database}", limits=SAMPLE_LIMITS)
-
-
-def build_graded(root: Path) -> list[str]:
-    """Sample submissions from samples/, then autograde them (into `SAMPLES_GRADEBOOK`), write
-    their feedback and each sample's verdicts (samples/verdicts/)."""
-    samples = build_submissions(root)
-    students = [s.student_id for s in samples]
-    for student in students:
-        for generated in ("autograded", "feedback"):
-            folder = root / generated / student
-            if folder.exists():
-                shutil.rmtree(folder)
-    only_samples = set(submitted_students(root)) == set(students)
-    (root / SAMPLES_GRADEBOOK).parent.mkdir(parents=True, exist_ok=True)
-    (root / SAMPLES_GRADEBOOK).unlink(missing_ok=True)
-    outcome = autograde(samples_config(root), None if only_samples else students)
-    write_verdicts(root, samples)
-    seconds = {student: {v.notebook: round(v.seconds, 2) for v in done.verdicts}
-               for student, done in sorted(outcome.outcomes.items())}
-    (root / GRADING_SECONDS).parent.mkdir(parents=True, exist_ok=True)
-    (root / GRADING_SECONDS).write_text(json.dumps(seconds, indent=1) + "\n")
-    return students
-
-
-def input_digest(root: Path, inputs: Iterable[str]) -> str:
-    """A hash of every file under the given paths (names and bytes), order-independent."""
-    digest = hashlib.sha256()
-    for name in inputs:
-        path = root / name
-        files = [path] if path.is_file() else sorted(path.rglob("*"))
-        for file in files:
-            relative = file.relative_to(root)
-            if relative.is_relative_to(VERDICTS):  # made by the build, not an input of it
-                continue
-            if file.is_file() and "__pycache__" not in file.parts:
-                digest.update(relative.as_posix().encode() + b"\0")
-                digest.update(file.read_bytes() + b"\0")
-    return digest.hexdigest()
+# The stages made from a digest of their inputs, by what makes them.
+EDITIONS = {"release": build_release, "notebooks": build_reading_edition}
 
 
 def read_manifest(root: Path) -> dict:
@@ -290,25 +232,38 @@ def read_manifest(root: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def stale_stages(root: Path) -> list[str]:
+def stale_stages(root: Path, stages: Iterable[str] = STAGES) -> list[str]:
+    """Those of `stages` whose inputs changed since the manifest was written: the editions by
+    their digest, the graded stage when some sample is to be regraded or removed."""
     manifest = read_manifest(root)
-    return [
-        stage
-        for stage in STAGES
-        if manifest.get(stage) != input_digest(root, STAGE_INPUTS[stage])
-    ]
+    stale = [stage for stage in EDITIONS if stage in stages
+             and manifest.get(stage) != files_digest(root, STAGE_INPUTS[stage])]
+    if "graded" in stages and stale_samples(root, recorded_keys(manifest), load_samples(root)):
+        stale.append("graded")
+    return stale
 
 
-def build(root: Path, stages: Iterable[str] = STAGES, log=print) -> None:
-    """Run the given stages in order and record what they were built from."""
-    runners = {"release": build_release, "notebooks": build_reading_edition, "graded": build_graded}
+def recorded_keys(manifest: dict) -> dict[str, str]:
+    """The samples' keys the manifest holds ({} from a manifest of another layout)."""
+    keys = manifest.get("graded")
+    return keys if isinstance(keys, dict) else {}
+
+
+def build(root: Path, stages: Iterable[str] = STAGES, log=print, full: bool = False) -> None:
+    """Run the given stages in order and record what they were built from (`full`: regrade
+    every sample, not only those whose inputs changed)."""
     # Generated files must not depend on what this machine has cached: notebook 6 uses the small
     # locally built BERT even where bert-base-uncased happens to be in the Hugging Face cache.
     os.environ["MLMCOURSE_BERT_STANDIN"] = "1"
     manifest = read_manifest(root)
     for stage in STAGES:
-        if stage in stages:
-            log(f"build: {stage} ...")
-            runners[stage](root)
-            manifest[stage] = input_digest(root, STAGE_INPUTS[stage])
-            (root / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        if stage not in stages:
+            continue
+        log(f"build: {stage} ...")
+        if stage == "graded":
+            samples = load_samples(root)
+            manifest[stage] = build_graded(root, recorded_keys(manifest), samples, full, log)
+        else:
+            EDITIONS[stage](root)
+            manifest[stage] = files_digest(root, STAGE_INPUTS[stage])
+        (root / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

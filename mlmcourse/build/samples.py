@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import shutil
 import sys
@@ -142,10 +143,11 @@ def write_notebooks(root: Path, student: SampleStudent, folder: Path,
         nbio.write(sample_notebook(root, student, name), folder / f"{name}.ipynb")
 
 
-def build_submissions(root: Path) -> list[SampleStudent]:
+def build_submissions(root: Path, students: list[SampleStudent] | None = None
+                      ) -> list[SampleStudent]:
     """Write submitted/<student>/bert_mlm/*.ipynb and timestamp.txt for every sample student
-    (from scratch)."""
-    students = load_samples(root)
+    (`students`, default: every one in samples/), from scratch."""
+    students = load_samples(root) if students is None else students
     submitted = root / "submitted"
     if submitted.exists():
         shutil.rmtree(submitted)
@@ -171,8 +173,18 @@ def expected_scores(root: Path, student: SampleStudent) -> dict[str, float]:
     return scores
 
 
-# Notebook 04 has no answer cell: it runs the answers it loads from these sibling notebooks.
-LOADS_ANSWERS_OF = {"04_experiment": ("01_corruption", "03_empty_mask_and_gradient")}
+@functools.cache
+def _siblings(source: Path) -> tuple[str, ...]:
+    from mlmcourse.build.bundles import sibling_notebooks
+
+    package_root = Path(__file__).resolve().parents[2]  # the modules the notebook imports
+    return tuple(Path(name).stem for name in sibling_notebooks(package_root, source))
+
+
+def loaded_siblings(root: Path, name: str) -> tuple[str, ...]:
+    """The notebooks of the series whose answers notebook `name` loads (notebooks 4 to 6 load
+    notebook 1's and 3's), derived from its code as the site's zips are (`bundles`)."""
+    return _siblings((Path(root) / "source" / ASSIGNMENT / f"{name}.ipynb").resolve())
 
 
 def sample_home(root: Path, sample: SampleStudent, name: str, home: Path) -> Path:
@@ -180,7 +192,7 @@ def sample_home(root: Path, sample: SampleStudent, name: str, home: Path) -> Pat
     notebook `name` (with the siblings it loads answers from) as `sample` hands it in; no
     nbgrader configuration. Returns the notebook's path."""
     reference = load_sample(root / "samples" / "reference.py", notebook_names(root))
-    theirs = {name, *LOADS_ANSWERS_OF.get(name, ())}
+    theirs = {name, *loaded_siblings(root, name)}
     folder = home / ASSIGNMENT
     for other in notebook_names(root):
         handed_in = sample_notebook(root, sample, other) if other in theirs else None
@@ -236,11 +248,9 @@ def verdicts_text(verdicts: dict) -> str:
 
 
 def write_verdicts(root: Path, students: list[SampleStudent]) -> None:
-    """samples/verdicts/<student>.json for every sample student, from scratch."""
+    """samples/verdicts/<student>.json for these sample students (the others' stay)."""
     folder = root / VERDICTS
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     for student in students:
         text = verdicts_text(graded_verdicts(root, student.student_id))
         (folder / f"{student.student_id}.json").write_text(text, encoding="utf-8")

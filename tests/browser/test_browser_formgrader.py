@@ -9,7 +9,7 @@ import shutil
 import labdriver as lab
 import pytest
 
-from mlmcourse.build.editions import SAMPLES_GRADEBOOK
+from mlmcourse.build.graded import SAMPLES_GRADEBOOK
 from mlmcourse.build.samples import expected_scores, load_sample
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded
