@@ -25,8 +25,8 @@ from mlmcourse.build.samples import (
     write_verdicts,
 )
 from mlmcourse.course.layout import ASSIGNMENT
-from mlmcourse.grader.config import GradingConfig
 from mlmcourse.grader.class_run.grading import autograde
+from mlmcourse.grader.config import GradingConfig
 from mlmcourse.grader.limits import Limits
 
 # What grading any sample reads besides its own files: the package rooms a submission, its
