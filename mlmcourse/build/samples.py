@@ -18,7 +18,7 @@ from mlmcourse.course.cells import (
     total_points,
     without_solution_markers,
 )
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 
 Patches = dict[str, dict[str, list[tuple[str, str]]]]
 
@@ -75,14 +75,14 @@ def load_sample(path: Path, all_notebooks: list[str]) -> SampleStudent:
 
 
 def load_samples(root: Path) -> list[SampleStudent]:
-    names = notebook_names(root)
+    names = notebook_names(root, SERIES)
     return [load_sample(path, names) for path in sorted((root / "samples").glob("[a-z]*.py"))]
 
 
 def reference_notebook(root: Path, name: str) -> nbformat.NotebookNode:
     """The release notebook with every solution cell filled in from the source."""
-    release = nbio.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
-    source_cells = cells_by_grade_id(nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb"))
+    release = nbio.read(root / "release" / SERIES / f"{name}.ipynb")
+    source_cells = cells_by_grade_id(nbio.read(root / "source" / SERIES / f"{name}.ipynb"))
     for cell in release.cells:
         if is_solution(cell):
             gid = cell.metadata.nbgrader.grade_id
@@ -124,7 +124,7 @@ def sample_notebook(
     if sample.base == "reference":
         nb = reference_notebook(root, name)
     else:
-        nb = nbio.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
+        nb = nbio.read(root / "release" / SERIES / f"{name}.ipynb")
     apply_patches(sample, name, nb)
     return nb
 
@@ -150,7 +150,7 @@ def build_submissions(root: Path) -> list[SampleStudent]:
     if submitted.exists():
         shutil.rmtree(submitted)
     for student in students:
-        folder = submitted / student.student_id / ASSIGNMENT
+        folder = submitted / student.student_id / SERIES
         write_notebooks(root, student, folder)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "timestamp.txt").write_text(SUBMITTED_AT + "\n")
@@ -164,7 +164,7 @@ def expected_scores(root: Path, student: SampleStudent) -> dict[str, float]:
         if name in student.expected:
             scores[name] = float(student.expected[name])
         elif student.base == "reference":
-            nb = nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb")
+            nb = nbio.read(root / "source" / SERIES / f"{name}.ipynb")
             scores[name] = total_points(nb)
         else:
             scores[name] = 0.0
@@ -179,10 +179,10 @@ def sample_home(root: Path, sample: SampleStudent, name: str, home: Path) -> Pat
     """A student's home as a hub leaves it: bert_mlm/ with the reference of every notebook, and
     notebook `name` (with the siblings it loads answers from) as `sample` hands it in; no
     nbgrader configuration. Returns the notebook's path."""
-    reference = load_sample(root / "samples" / "reference.py", notebook_names(root))
+    reference = load_sample(root / "samples" / "reference.py", notebook_names(root, SERIES))
     theirs = {name, *LOADS_ANSWERS_OF.get(name, ())}
-    folder = home / ASSIGNMENT
-    for other in notebook_names(root):
+    folder = home / SERIES
+    for other in notebook_names(root, SERIES):
         handed_in = sample_notebook(root, sample, other) if other in theirs else None
         nbio.write(handed_in or sample_notebook(root, reference, other),
                    folder / f"{other}.ipynb")
@@ -212,7 +212,7 @@ def graded_verdicts(root: Path, student_id: str) -> dict:
     """{notebook: verdict summary} of a student's autograded notebooks under `root`."""
     from mlmcourse.grader.results.verdict import verdict_of
 
-    folder = root / "autograded" / student_id / ASSIGNMENT
+    folder = root / "autograded" / student_id / SERIES
     found = {}
     for path in sorted(folder.glob("*.ipynb")):
         verdict = verdict_of(nbio.read(path))

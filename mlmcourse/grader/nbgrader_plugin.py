@@ -41,7 +41,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, layout_notes
 from mlmcourse.course.headings import check_headings
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import assignments
 from mlmcourse.grader.class_run.coordinator import as_recorded, portable_bytes
 from mlmcourse.grader.config import grading_settings
 from mlmcourse.grader.dialog import quiet_capture, quiet_dialog, summary_line
@@ -62,23 +62,24 @@ class EngineExecute(NbGraderPreprocessor):
                    ) -> tuple[nbformat.NotebookNode, dict]:
         info = resources["nbgrader"]
         student, assignment, name = info["student"], info["assignment"], info["notebook"]
-        if assignment != ASSIGNMENT:
-            raise ValueError(f"the grading engine grades the assignment {ASSIGNMENT!r} only, "
-                             f"not {assignment!r}")
         settings = grading_settings(self.config)
         settings.apply_sandbox_mode()
         coursedir = self.course_directory()
         root = Path(coursedir.root)
+        if assignment not in assignments(root):
+            raise ValueError(f"{assignment!r} is no assignment of {root}/source/ (its "
+                             f"assignments: {', '.join(assignments(root)) or 'none'})")
         submission = Path(coursedir.format_path(coursedir.submitted_directory, student,
                                                 assignment))
         with tempfile.TemporaryDirectory(prefix="mlm-autograde-") as scratch, \
                 quiet_dialog(self.log, root, student) as log_file:
             verdicts = grade_submission(root, student, submission, Path(scratch),
-                                        settings.limits(), notebooks=[name])
+                                        settings.limits(), notebooks=[name],
+                                        assignment=assignment)
             if len(verdicts) != 1:
                 raise ValueError(f"{name}.ipynb is not a notebook of the series in {root}")
             [verdict] = verdicts
-            graded = graded_notebook(verdict, root, Path(scratch), student)
+            graded = graded_notebook(verdict, root, Path(scratch), student, assignment)
         if verdict.status is Status.ERROR:
             # The grader's failure, not the student's: nbgrader reports this notebook as failed
             # and keeps its earlier grades, instead of recording a zero.
@@ -106,15 +107,16 @@ class SaveVerdict(NbGraderPreprocessor):
     def preprocess(self, nb: nbformat.NotebookNode, resources: dict
                    ) -> tuple[nbformat.NotebookNode, dict]:
         info = resources["nbgrader"]
-        student = info["student"]
+        student, assignment = info["student"], info["assignment"]
         verdict = verdict_of(nb)
         if verdict is None:
             raise RuntimeError(f"{student}/{info['notebook']}: no verdict to save (SaveVerdict "
                                "must follow EngineExecute)")
         with Gradebook(info["db_url"]) as gradebook:
-            record_verdict(gradebook, student, verdict)
-            apply_late_policy(gradebook, self.config, info["db_url"], student, verdict)
-            late = seconds_late(gradebook, ASSIGNMENT, student)
+            record_verdict(gradebook, student, verdict, assignment=assignment)
+            apply_late_policy(gradebook, self.config, info["db_url"], student, verdict,
+                              assignment=assignment)
+            late = seconds_late(gradebook, assignment, student)
         verdict.attach(nb)
         titles = {gid: heading.title for gid, heading in check_headings(nb).items()}
         self.log.info(summary_line(verdict, titles, resources.get(LOG_FILE, ""), late))
@@ -132,15 +134,15 @@ def seconds_late(gradebook, assignment: str, student: str) -> float:
         return 0.0
 
 
-def graded_notebook(verdict: Verdict, root: Path, scratch: Path,
-                    student: str) -> nbformat.NotebookNode:
+def graded_notebook(verdict: Verdict, root: Path, scratch: Path, student: str,
+                    assignment: str) -> nbformat.NotebookNode:
     """The notebook the engine graded, as `make grade` records it (the scratch folder named by
     one fixed name, streams merged, library paths short); when the engine wrote none, the
     source notebook with the release's stubs, unrun, carrying the verdict."""
     path = autograded_path(scratch / student, student, verdict.notebook)
     if path.is_file():
         return as_recorded(portable_bytes(path, scratch))
-    source = nbio.read(root / "source" / ASSIGNMENT / f"{verdict.notebook}.ipynb")
+    source = nbio.read(root / "source" / assignment / f"{verdict.notebook}.ipynb")
     graded, _ = trusted_notebooks(source, None)
     verdict.attach(graded)
     return graded
