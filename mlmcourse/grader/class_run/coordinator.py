@@ -140,14 +140,15 @@ def course_snapshot(root: Path) -> dict[str, bytes]:
 
 
 def submission_files(root: Path, student: str, names: list[str] | None = None, *,
-                     assignment: str | None = None) -> dict[str, bytes]:
+                     assignment: str | None = None, folder: Path | None = None
+                     ) -> dict[str, bytes]:
     """The student's notebooks of `assignment` (default: the course's only one; `names`,
     default: the assignment's), as bytes: only `<name>.ipynb` files at the top of
     submitted/<student>/<assignment>/ are read, regular files of at most `CAPS.notebook_bytes`.
     Nothing else of the folder is read or shipped: a junk file beside a notebook costs no memory
     and no transfer. `make grade` and nbgrader's autograde (`nbgrader_plugin`) both read so."""
     assignment = assignment or only_assignment(root)
-    folder = root / "submitted" / student / assignment
+    folder = folder or root / "submitted" / student / assignment  # (nbgrader's may differ)
     files: dict[str, bytes] = {}
     if not folder.is_dir() or folder.is_symlink():
         return files
