@@ -39,7 +39,7 @@ c.ClearHiddenTests.enforce_metadata = False
 # The late policy is nbgrader's own (AssignLatePenalties), applied by the course's one gradebook
 # writer on every way in:
 # c.LateSubmissionPlugin.penalty_method = "zero"   # nbgrader's default: "none"
-# (the due date: `nbgrader db assignment add bert_mlm --duedate=...`, or the formgrader).
+# (the due date: `nbgrader db assignment add <assignment> --duedate=...`, or the formgrader).
 
 # Grading through nbgrader (`nbgrader autograde`, the formgrader's Autograde button) uses the
 # course's grading engine in place of nbgrader's `Execute` (which runs the student's code in the
@@ -51,20 +51,12 @@ c.Autograde.autograde_preprocessors = [
     "mlmcourse.grader.nbgrader_plugin.SaveVerdict",  # the gradebook and the late policy
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-# A submission is resolved as the engine resolves it, and one student's file cannot stop the
-# class: a split or pasted answer cell (two cells with one grade_id) runs as Run All ran it
-# (nbgrader's DeduplicateIds would leave one copy with empty metadata and then fail the
-# assignment, and `nbgrader autograde` stop, on it); an answer cell pasted from another notebook
-# is a plain cell (nbgrader's OverwriteCells would drop its id and fail the assignment); a
-# notebook that cannot be read is graded as not handed in, and the student's other notebooks are
-# graded.
-c.Autograde.sanitize_preprocessors = [
-    "nbgrader.preprocessors.ClearOutput",
-    "mlmcourse.grader.nbgrader_plugin.LastCopyOfEachCell",
-    "nbgrader.preprocessors.OverwriteKernelspec",
-    "mlmcourse.grader.nbgrader_plugin.SourceOverwriteCells",  # OverwriteCells, minus the noise
-    "nbgrader.preprocessors.CheckCellMetadata",
-]
+# nbgrader's sanitize step would prepare a copy of the submission that the engine never reads
+# (it rebuilds each notebook from source/ and the submitted file itself, as `make grade` does):
+# none runs, so a split or pasted answer cell cannot fail a student's assignment in nbgrader's
+# metadata checks. A notebook that cannot be read is graded as not handed in, and the student's
+# other notebooks are graded.
+c.Autograde.sanitize_preprocessors = []
 c.Autograde.exporter_class = "mlmcourse.grader.nbgrader_plugin.SubmissionExporter"
 
 # `nbgrader export` (and `make grade`, through the same plugin) writes the grades for the

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from mlmcourse.course import nbio
 from mlmcourse.course.headings import check_headings
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import assignments, notebook_names
 from mlmcourse.grader.config import course_settings
 from mlmcourse.grader.engine.submission import grade_submission
 from mlmcourse.grader.limits import Limits
@@ -32,7 +32,7 @@ from mlmcourse.grader.results.verdict import Check, Kind, Status, Verdict
 STUDENT = "self_check"
 
 __all__ = ["STUDENT", "Check", "CheckError", "all_passed", "check_names", "check_notebook",
-           "check_result", "identify", "report"]
+           "check_result", "identify", "locate", "report"]
 
 
 class CheckError(Exception):
@@ -52,49 +52,59 @@ def _grade_ids(path: Path) -> set[str]:
                          f"(JupyterLab: File > Download) and check that copy") from None
 
 
-def _series_ids(root: Path) -> dict[str, set[str]]:
-    """Each notebook of the series -> the grade_ids of its instructor version."""
-    source = Path(root) / "source" / ASSIGNMENT
-    return {name: _grade_ids(source / f"{name}.ipynb") for name in notebook_names(root)}
+def _series_ids(root: Path) -> dict[tuple[str, str], set[str]]:
+    """(assignment, notebook) of every notebook of the course -> the grade_ids of its
+    instructor version."""
+    return {(assignment, name): _grade_ids(Path(root) / "source" / assignment / f"{name}.ipynb")
+            for assignment in assignments(root) for name in notebook_names(root, assignment)}
 
 
-def identify(root: Path, notebook: Path) -> str:
-    """Which notebook of the series a file is, by its graded cells (their grade_ids), whatever
-    the file is called: a browser's second download (`01_corruption (1).ipynb`) or a copy
-    (`my copy.ipynb`) is still notebook 1."""
+def locate(root: Path, notebook: Path) -> tuple[str, str]:
+    """Which assignment and notebook of the course a file is, by its graded cells (their
+    grade_ids), whatever the file is called: a browser's second download
+    (`01_corruption (1).ipynb`) or a copy (`my copy.ipynb`) is still notebook 1; else by its
+    name (its graded cells gone), then by its folder where two assignments share the name."""
     notebook = Path(notebook)
     found = _grade_ids(notebook)
-    shared = {name: len(ids & found) for name, ids in _series_ids(root).items()}
+    shared = {key: len(ids & found) for key, ids in _series_ids(root).items()}
     best = max(shared, key=shared.get, default=None)
     if best is not None and shared[best] > 0:
         return best
-    if notebook.stem in shared:
-        return notebook.stem  # its graded cells are gone, but its name says which: grade it
-    series = ", ".join(shared)
+    named = [key for key in shared if key[1] == notebook.stem]
+    if named:  # its graded cells are gone, but its name says which: grade it
+        return next((key for key in named if key[0] == notebook.parent.name), named[0])
+    series = ", ".join(name for _, name in shared)
     raise CheckError(f"{notebook.name} holds none of the graded cells of this course's notebooks "
                      f"({series}): check your copy of one of them")
 
 
-def _submission_folder(root: Path, notebook: Path, name: str, folder: Path) -> None:
+def identify(root: Path, notebook: Path) -> str:
+    """Which notebook of the course a file is (`locate`), by name."""
+    return locate(root, notebook)[1]
+
+
+def _submission_folder(root: Path, notebook: Path, assignment: str, name: str,
+                       folder: Path) -> None:
     """Lay out a learner's notebook under its series name in `folder`, with the sibling notebooks
     beside it that tests load functions from (by name, else the newest copy that is that
     notebook): the engine reads a submission by the series' names."""
     notebook = Path(notebook).resolve()
     shutil.copyfile(notebook, folder / f"{name}.ipynb")
-    for sibling in notebook_names(root):
+    for sibling in notebook_names(root, assignment):
         if sibling == name:
             continue
         exact = notebook.parent / f"{sibling}.ipynb"
-        copy = exact if exact.is_file() else _newest_copy(root, notebook.parent, sibling)
+        copy = exact if exact.is_file() else _newest_copy(root, notebook.parent,
+                                                          (assignment, sibling))
         if copy is not None:
             shutil.copyfile(copy, folder / f"{sibling}.ipynb")
 
 
-def _newest_copy(root: Path, folder: Path, name: str) -> Path | None:
+def _newest_copy(root: Path, folder: Path, which: tuple[str, str]) -> Path | None:
     copies = []
     for path in folder.glob("*.ipynb"):
         try:
-            if identify(root, path) == name:
+            if locate(root, path) == which:
                 copies.append(path)
         except CheckError:
             continue
@@ -107,18 +117,18 @@ def check_result(root: Path, notebook: Path, limits: Limits | None = None) -> Ve
     notebook = Path(notebook)
     if not notebook.is_file():
         raise CheckError(f"no such notebook: {notebook} (give the path of your .ipynb file)")
-    name = identify(root, notebook)
+    assignment, name = locate(root, notebook)
     settings = course_settings(Path(root))
     settings.apply_sandbox_mode()
     limits = limits or settings.limits()
     with tempfile.TemporaryDirectory(prefix="mlm-check-") as scratch:
         submission = Path(scratch) / "submission"
         submission.mkdir()
-        _submission_folder(root, notebook, name, submission)
+        _submission_folder(root, notebook, assignment, name, submission)
 
         def grade() -> list[Verdict]:
             return grade_submission(Path(root), STUDENT, submission, Path(scratch) / "course",
-                                    limits, notebooks=[name])
+                                    limits, notebooks=[name], assignment=assignment)
 
         try:
             results = grade()
@@ -145,9 +155,11 @@ def all_passed(verdicts: Verdict | Iterable[Verdict]) -> bool:
     return all(check.passed for verdict in _as_list(verdicts) for check in verdict.checks)
 
 
-def check_names(root: Path, name: str) -> dict[str, str]:
-    """grade_id -> the check's name as the notebook heads it ("B1 · Labels"), for `report`."""
-    source = nbio.read(Path(root) / "source" / ASSIGNMENT / f"{name}.ipynb")
+def check_names(root: Path, name: str, assignment: str | None = None) -> dict[str, str]:
+    """grade_id -> the check's name as the notebook heads it ("B1 · Labels"), for `report`
+    (`assignment`: default, the first of the course's with a notebook `name`)."""
+    assignment = assignment or next(a for a, n in _series_ids(root) if n == name)
+    source = nbio.read(Path(root) / "source" / assignment / f"{name}.ipynb")
     return {gid: heading.title.replace("`", "") for gid, heading in check_headings(source).items()}
 
 

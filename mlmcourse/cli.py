@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from mlmcourse.course.layout import find_root
+from mlmcourse.course.layout import find_root, only_assignment
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -50,22 +50,24 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if note:
         print(note, file=sys.stderr)
     started = time.perf_counter()
-    failed = outcome = None
+    failed = outcomes = None
     try:
-        outcome = autograde(config, args.student or None)
+        outcomes = autograde(config, args.student or None, assignments=args.assignment or None)
     except GradingError as err:
-        failed, outcome = err, err.outcome
+        failed, outcomes = err, err.outcome
     scores = read_scores(config)
     print(score_table(scores))
-    look = needs_a_look(outcome) if outcome is not None else []
+    look = needs_a_look(outcomes) if outcomes is not None else []
     if look:
         print("\nneeds a look:\n" + "\n".join(f"  {line}" for line in look))
     write_csv(scores, config.root / "grades.csv")
     lms = export_for_lms(config)
     page = write_report(config)
-    if outcome is not None and course_settings(config.root).class_feedback:
+    if outcomes is not None and course_settings(config.root).class_feedback:
         # the class's lines come from the report just written: the feedback again, with them
-        generate_feedback(config, [s for s in outcome.outcomes if s not in outcome.failed])
+        for outcome in outcomes:
+            generate_feedback(config, [s for s in outcome.outcomes if s not in outcome.failed],
+                              outcome.assignment)
     elapsed = time.perf_counter() - started
     print(f"\nwrote grades.csv, {lms.name} (nbgrader export, for the school's system), "
           f"feedback/ and the class report {page.relative_to(config.root)} ({elapsed:.1f} s)")
@@ -87,7 +89,8 @@ def cmd_new_class(args: argparse.Namespace) -> int:
     folder = folder.resolve()
     print(f"new-class: a class in {folder} (only you can read it), {len(students)} students "
           f"of the roster in its gradebook.\n  Put the submissions in {folder}/submitted/"
-          f"<student>/bert_mlm/, then: make grade CLASS={folder}")
+          f"<student>/<assignment>/ (an assignment: a folder of its source/), then: "
+          f"make grade CLASS={folder}")
     return 0
 
 
@@ -132,11 +135,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_normalize(args: argparse.Namespace) -> int:
-    from mlmcourse.course.layout import source_notebooks
+    from mlmcourse.course.layout import assignments, source_notebooks
     from mlmcourse.course.nbio import normalize_file
 
     root = find_root()
-    paths = [Path(p) for p in args.paths] or source_notebooks(root)
+    paths = [Path(p) for p in args.paths] or [
+        path for assignment in assignments(root) for path in source_notebooks(root, assignment)]
     for path in paths:
         if normalize_file(path):
             print(f"normalized {path}")
@@ -190,7 +194,8 @@ def cmd_passback(args: argparse.Namespace) -> int:
     try:
         platform = Platform.load(settings)
         ids = read_lti_ids(ids_file)
-        scores = read_scores(gradebook_url(root, args.db_url), args.assignment,
+        assignment = args.assignment or only_assignment(root)  # several: say which (--assignment)
+        scores = read_scores(gradebook_url(root, args.db_url), assignment,
                              submitted=root / "submitted")
         outcome = passback(platform, scores, ids, sent_record(settings), dry_run=args.dry_run,
                            staff=read_staff(ids_file), names=read_names(ids_file))
@@ -225,6 +230,8 @@ def parser() -> argparse.ArgumentParser:
 
     grade = sub.add_parser("grade", help="autograde submitted/, write feedback and grades.csv")
     grade.add_argument("--student", action="append", help="only this student (repeatable)")
+    grade.add_argument("--assignment", action="append", help="only this assignment (repeatable; "
+                       "default: every assignment of source/ with a submission)")
     grade.add_argument("--workers", type=int, default=None,
                        help="grading processes on this machine (default: one per core)")
     grade.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -275,7 +282,9 @@ def parser() -> argparse.ArgumentParser:
     back = sub.add_parser("passback", help="each student's score to the LMS (LTI 1.3 AGS)")
     back.add_argument("--config", default=None, help="the platform's settings (default: lti.json "
                       "in the course root)")
-    back.add_argument("--assignment", default="bert_mlm")
+    back.add_argument("--assignment", default=None, help="the assignment whose scores go to "
+                      "lti.json's line item (default: the course's only one; a course of several "
+                      "must name it)")
     back.add_argument("--ids", default=None, help="user name -> LTI sub: the launches' "
                       "lti-users.json (default, beside lti.json) or a CSV with columns user,sub")
     back.add_argument("--db-url", default=None, metavar="URL",

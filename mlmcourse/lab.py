@@ -22,7 +22,7 @@ from pathlib import Path
 
 from mlmcourse.course import nbio
 from mlmcourse.course.environment import install_environment_config
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import assignments
 from mlmcourse.grader.config import course_config, with_interpreter_bin
 
 WORK = "work"  # the student kit: their own copies of the release notebooks (git-ignored)
@@ -62,13 +62,14 @@ def kernel_language_info() -> dict:
 
 
 def ensure_work_copies(root: Path) -> list[Path]:
-    """Copy release notebooks that the learner does not have yet; never overwrite their work.
+    """Copy release notebooks (release/<assignment>/ of every assignment, into
+    work/<assignment>/) that the learner does not have yet; never overwrite their work.
 
     Each copy carries this machine's kernel language_info, so it opens unmodified."""
-    target = root / WORK / ASSIGNMENT
-    target.mkdir(parents=True, exist_ok=True)
     created = []
-    for notebook in sorted((root / "release" / ASSIGNMENT).glob("*.ipynb")):
+    for assignment, notebook in release_notebooks(root):
+        target = root / WORK / assignment
+        target.mkdir(parents=True, exist_ok=True)
         destination = target / notebook.name
         if not destination.exists():
             nb = nbio.read(notebook)
@@ -76,6 +77,12 @@ def ensure_work_copies(root: Path) -> list[Path]:
             nbio.write(nb, destination)
             created.append(destination)
     return created
+
+
+def release_notebooks(root: Path) -> list[tuple[str, Path]]:
+    """(assignment, notebook) of the student release, assignment by assignment."""
+    return [(assignment, notebook) for assignment in assignments(root)
+            for notebook in sorted((root / "release" / assignment).glob("*.ipynb"))]
 
 
 def write_app_settings(root: Path, role: str) -> Path:
@@ -112,10 +119,10 @@ def lab_command(root: Path, port: int | None = None, open_browser: bool = True,
         ensure_exchange(root)
     served = root / WORK if role == STUDENT else root
     if role == STUDENT:  # the first notebook of the kit (the copies bear the release's names)
-        first = sorted((root / "release" / ASSIGNMENT).glob("*.ipynb"))
-        landing = f"/lab/tree/{ASSIGNMENT}/{first[0].name}" if first else "/lab"
+        first = release_notebooks(root)[:1]
+        landing = "/lab" if not first else f"/lab/tree/{first[0][0]}/{first[0][1].name}"
     else:  # the course's instructor notebooks, where a TA starts (the formgrader: Nbgrader menu)
-        landing = f"/lab/tree/source/{ASSIGNMENT}"
+        landing = "/lab/tree/source" + "".join(f"/{a}" for a in assignments(root)[:1])
     command = [
         sys.executable, "-m", "jupyterlab",
         "--ip=127.0.0.1",

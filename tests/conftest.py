@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.grader.config import with_interpreter_bin
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,10 +77,10 @@ class GradedClass:
         self.root = root
 
     def autograded(self, student: str, name: str) -> Path:
-        return self.root / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
+        return self.root / "autograded" / student / SERIES / f"{name}.ipynb"
 
     def submitted(self, student: str, name: str) -> Path:
-        return self.root / "submitted" / student / ASSIGNMENT / f"{name}.ipynb"
+        return self.root / "submitted" / student / SERIES / f"{name}.ipynb"
 
     def verdict(self, student: str, name: str):
         from mlmcourse.course import nbio
@@ -91,7 +91,7 @@ class GradedClass:
         return verdict
 
     def verdicts(self, student: str) -> dict:
-        folder = self.root / "autograded" / student / ASSIGNMENT
+        folder = self.root / "autograded" / student / SERIES
         return {path.stem: self.verdict(student, path.stem)
                 for path in sorted(folder.glob("*.ipynb"))}
 
@@ -115,7 +115,7 @@ def write_sample(root: Path, student_id: str, folder: Path, notebooks: list[str]
     from mlmcourse.build.samples import write_notebooks
 
     student = sample(student_id, root)
-    write_notebooks(root, student, folder / student_id / ASSIGNMENT, notebooks or None)
+    write_notebooks(root, student, folder / student_id / SERIES, notebooks or None)
     return student
 
 

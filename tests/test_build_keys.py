@@ -11,7 +11,7 @@ from conftest import ROOT
 
 from mlmcourse.build.graded import departed, sample_inputs, sample_keys, to_regrade
 from mlmcourse.build.samples import VERDICTS, load_samples, loaded_siblings
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def changed_keys(course: Path, edit) -> set[str]:
 
 def handing_in(course: Path, notebook: str) -> set[str]:
     """The samples whose grading reads `notebook`'s source (theirs, or a sibling they load)."""
-    source = f"source/{ASSIGNMENT}/{notebook}.ipynb"
+    source = f"source/{SERIES}/{notebook}.ipynb"
     return {s.student_id for s in load_samples(course) if source in sample_inputs(course, s)}
 
 
@@ -45,7 +45,7 @@ def append_to(relative: str):
 
 
 def test_a_source_notebook_regrades_only_the_samples_that_read_it(course):
-    changed = changed_keys(course, append_to(f"source/{ASSIGNMENT}/02_stable_log_softmax.ipynb"))
+    changed = changed_keys(course, append_to(f"source/{SERIES}/02_stable_log_softmax.ipynb"))
     assert changed == handing_in(course, "02_stable_log_softmax")
     assert {"reference", "blank"} <= changed
     assert "wrong_no_validation" not in changed  # hands in notebook 1 only

@@ -27,7 +27,7 @@ from mlmcourse.course.cells import (
     release_stub,
     without_solution_markers,
 )
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 from mlmcourse.grader.engine.rebuild import cells_to_run, defined_names, trusted_notebooks
 from mlmcourse.grader.engine.submission import grade_submission
 from mlmcourse.grader.limits import Limits
@@ -135,7 +135,7 @@ def test_stderr_costs_nothing_and_shows_as_a_note(graded_class):
 @pytest.mark.slow
 def test_autograded_notebook_shows_the_students_code_and_the_real_tests(graded_class):
     graded_nb = nbio.read(graded_class.autograded("hostile_edited_tests", "01_corruption"))
-    source = nbio.read(ROOT / "source" / ASSIGNMENT / "01_corruption.ipynb")
+    source = nbio.read(ROOT / "source" / SERIES / "01_corruption.ipynb")
     shown = cells_by_grade_id(graded_nb)
     for gid, cell in cells_by_grade_id(source).items():
         if is_solution(cell):
@@ -168,11 +168,11 @@ def test_a_regrade_gives_the_same_verdict(graded_class, tmp_path):
 
 def test_release_stub_is_what_nbgrader_releases():
     for name in notebook_names(ROOT):
-        release = ROOT / "release" / ASSIGNMENT / f"{name}.ipynb"
+        release = ROOT / "release" / SERIES / f"{name}.ipynb"
         if not release.is_file():
             pytest.skip("release/ has not been built")
         released = cells_by_grade_id(nbio.read(release))
-        for gid, cell in cells_by_grade_id(nbio.read(ROOT / "source" / ASSIGNMENT /
+        for gid, cell in cells_by_grade_id(nbio.read(ROOT / "source" / SERIES /
                                                          f"{name}.ipynb")).items():
             if is_solution(cell) and cell.cell_type == "code":
                 assert release_stub(cell.source) == released[gid].source, f"{name}/{gid}"
@@ -184,8 +184,8 @@ def test_defined_names_are_the_reference_definitions():
 
 
 def test_trusted_notebook_takes_only_the_solution_cells():
-    source = nbio.read(ROOT / "source" / ASSIGNMENT / "01_corruption.ipynb")
-    student = nbio.read(ROOT / "source" / ASSIGNMENT / "01_corruption.ipynb")
+    source = nbio.read(ROOT / "source" / SERIES / "01_corruption.ipynb")
+    student = nbio.read(ROOT / "source" / SERIES / "01_corruption.ipynb")
     by_id = cells_by_grade_id(student)
     by_id["make_mlm_inputs"].source = "def make_mlm_inputs(*a):\n    return 'mine'"
     for cell in student.cells:
@@ -445,13 +445,13 @@ def toy(tmp_path_factory) -> Path:
         "04_absent": [SETUP, SOLUTION, test("t_absent", "assert double(1) == 2")],
     }
     for name, cells in notebooks.items():
-        nbio.write(toy_notebook(cells), root / "source" / ASSIGNMENT / f"{name}.ipynb")
+        nbio.write(toy_notebook(cells), root / "source" / SERIES / f"{name}.ipynb")
         if name != "04_absent":
             nb = toy_notebook(cells)
             for cell in nb.cells:
                 if is_solution(cell):
                     cell.source = without_solution_markers(cell.source)
-            nbio.write(nb, root / "submitted" / "toy" / ASSIGNMENT / f"{name}.ipynb")
+            nbio.write(nb, root / "submitted" / "toy" / SERIES / f"{name}.ipynb")
     return root
 
 
@@ -459,7 +459,7 @@ def toy(tmp_path_factory) -> Path:
 def test_a_kernel_death_or_a_timeout_costs_only_that_notebook(toy, tmp_path):
     limits = Limits(cell_timeout_s=3, memory_bytes=512 << 20, cpu_seconds=30)
     results = {r.notebook: r for r in grade_submission(
-        toy, "toy", toy / "submitted" / "toy" / ASSIGNMENT, tmp_path, limits)}
+        toy, "toy", toy / "submitted" / "toy" / SERIES, tmp_path, limits)}
     assert (results["01_fine"].score, results["01_fine"].status) == (1, "ok")
     dies = results["02_dies"]
     assert dies.status == "crashed" and dies.score == 1
@@ -469,7 +469,7 @@ def test_a_kernel_death_or_a_timeout_costs_only_that_notebook(toy, tmp_path):
     assert slow.status == "timeout" and [c.passed for c in slow.checks] == [False, True]
     absent = results["04_absent"]
     assert (absent.status, absent.score) == ("missing", 0)
-    assert not (tmp_path / "toy" / "autograded" / "toy" / ASSIGNMENT / "04_absent.ipynb").exists()
+    assert not (tmp_path / "toy" / "autograded" / "toy" / SERIES / "04_absent.ipynb").exists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -531,7 +531,7 @@ def test_a_notebook_the_grader_failed_is_graded_again(course, tmp_path, monkeypa
     monkeypatch.setattr(engine, "grade_notebook", flaky)
     submission = tmp_path / "submitted"
     write_sample(course, "reference", submission, ["02_stable_log_softmax"])
-    [verdict] = grade_submission(course, "reference", submission / "reference" / ASSIGNMENT,
+    [verdict] = grade_submission(course, "reference", submission / "reference" / SERIES,
                                  tmp_path / "scratch", LIMITS, notebooks=["02_stable_log_softmax"])
     assert calls == ["02_stable_log_softmax"] * 2
     assert (verdict.status, verdict.score) == (Status.OK, 15.0)

@@ -22,7 +22,7 @@ from conftest import ROOT
 from mlmcourse.build.samples import expected_scores, load_sample
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_solution, without_solution_markers
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 from mlmcourse.grader.engine import submission as engine
 from mlmcourse.grader.engine.submission import grade_submission
 from mlmcourse.grader.limits import Limits
@@ -51,11 +51,11 @@ def toy_course(root: Path, cells: list[nbformat.NotebookNode]) -> Path:
     nb = nbformat.v4.new_notebook()
     nb.cells = head + cells
     nb = nbio.clean_source_notebook(nb)
-    nbio.write(nb, root / "source" / ASSIGNMENT / "01_toy.ipynb")
+    nbio.write(nb, root / "source" / SERIES / "01_toy.ipynb")
     for cell in nb.cells:
         if is_solution(cell):
             cell.source = without_solution_markers(cell.source)
-    submission = root / "submitted" / "toy" / ASSIGNMENT
+    submission = root / "submitted" / "toy" / SERIES
     nbio.write(nb, submission / "01_toy.ipynb")
     return submission
 

@@ -12,7 +12,7 @@ from conftest import ROOT
 
 from mlmcourse.course.cells import grade_id, is_graded, is_solution
 from mlmcourse.course.headings import check_headings
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.grader.results.feedback import FeedbackExporter, ReadableFeedback
 from mlmcourse.grader.results.verdict import verdict_of
 
@@ -22,7 +22,7 @@ FIRST = "01_corruption"
 
 def graded_notebook(student: str, name: str = FIRST) -> nbformat.NotebookNode:
     """An autograded notebook with the scores nbgrader's GetGrades would fill in."""
-    path = AUTOGRADED / student / ASSIGNMENT / f"{name}.ipynb"
+    path = AUTOGRADED / student / SERIES / f"{name}.ipynb"
     if not path.is_file():
         pytest.skip(f"{path.relative_to(ROOT)} is not built (make build)")
     nb = nbformat.read(path, as_version=4)
@@ -35,7 +35,7 @@ def graded_notebook(student: str, name: str = FIRST) -> nbformat.NotebookNode:
 
 
 def feedback_text(nb: nbformat.NotebookNode, student: str) -> tuple[str, dict]:
-    resources = {"nbgrader": {"notebook": FIRST, "student": student, "assignment": ASSIGNMENT,
+    resources = {"nbgrader": {"notebook": FIRST, "student": student, "assignment": SERIES,
                               "score": 0.0, "max_score": 24.0, "late_penalty": 0.0}}
     nb, resources = ReadableFeedback().preprocess(nb, resources)
     page, _ = FeedbackExporter().from_notebook_node(nb, resources=resources)
@@ -45,7 +45,7 @@ def feedback_text(nb: nbformat.NotebookNode, student: str) -> tuple[str, dict]:
 
 
 def test_checks_are_named_by_the_heading_above_them():
-    source = nbformat.read(ROOT / "source" / ASSIGNMENT / f"{FIRST}.ipynb", as_version=4)
+    source = nbformat.read(ROOT / "source" / SERIES / f"{FIRST}.ipynb", as_version=4)
     headings = check_headings(source)
     tests = [grade_id(c) for c in source.cells if is_graded(c) and not is_solution(c)]
     assert sorted(headings) == sorted(tests), "every graded test cell needs a heading"

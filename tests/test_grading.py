@@ -14,7 +14,7 @@ from mlmcourse.build.graded import samples_config
 from mlmcourse.build.samples import expected_scores, load_samples
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import total_points
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 from mlmcourse.grader.class_run.grading import Score, read_scores, score_table, write_csv
 from mlmcourse.grader.config import GradingConfig, with_interpreter_bin
 from mlmcourse.grader.limits import Limits
@@ -32,7 +32,7 @@ def samples(built_course):
 
 
 def full_points(root, name):
-    return total_points(nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb"))
+    return total_points(nbio.read(root / "source" / SERIES / f"{name}.ipynb"))
 
 
 @pytest.mark.slow
@@ -62,7 +62,7 @@ def test_every_sample_scores_exactly_as_expected(built_course, scores, samples):
 
 def first_failures(root, student: str, name: str, shown: int = 4) -> str:
     """The first failure messages of a graded notebook, so that a wrong score says why."""
-    path = root / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
+    path = root / "autograded" / student / SERIES / f"{name}.ipynb"
     if not path.is_file():
         return f" (no autograded notebook at {path})"
     verdict = verdict_of(nbio.read(path))

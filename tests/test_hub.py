@@ -41,7 +41,7 @@ from conftest import ROOT, free_port
 from mlmcourse.build.samples import expected_scores, load_sample, sample_notebook
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import cells_by_grade_id
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 
 # The browser tests' driver (tests/browser/) and the hub's own command line (deploy/hub/).
 sys.path[:0] = [str(ROOT / "tests" / "browser"), str(ROOT / "deploy" / "hub")]
@@ -344,7 +344,7 @@ def formgrader_from_menu(page, who: str):
     with page.context.expect_page() as opened:
         button.click()
     tab = opened.value
-    tab.locator(f"tbody td.name:has-text('{ASSIGNMENT}')").wait_for()
+    tab.locator(f"tbody td.name:has-text('{SERIES}')").wait_for()
     shown = tab.request.get(tab.url)  # not framed: JupyterHub's own policy, no frame at all
     assert "frame-ancestors 'none'" in shown.headers.get("content-security-policy", ""), (
         shown.headers)
@@ -369,22 +369,22 @@ def walk_the_formgrader(tab, student: str) -> list[str]:
     nav = tab.locator("ul.nav")
     gradebook = re.compile("^(Gradebook|Manual Grading)$")  # the sidebar's name for it varies
     go(nav.get_by_role("link", name="Manage Assignments"),
-       f"tbody td.name:has-text('{ASSIGNMENT}')", "10-ta-manage-assignments")
+       f"tbody td.name:has-text('{SERIES}')", "10-ta-manage-assignments")
     go(tab.locator("td.num-submissions a").first, "tbody td.student-id",
        "10-ta-manage-submissions")
-    go(nav.get_by_role("link", name=gradebook), f"tbody td a:has-text('{ASSIGNMENT}')",
+    go(nav.get_by_role("link", name=gradebook), f"tbody td a:has-text('{SERIES}')",
        "10-ta-gradebook")
-    go(tab.locator(f"tbody td a:has-text('{ASSIGNMENT}')").first,
+    go(tab.locator(f"tbody td a:has-text('{SERIES}')").first,
        f"tbody td a:has-text('{NOTEBOOK}')", "10-ta-gradebook-assignment")
     go(tab.locator(f"tbody td a:has-text('{NOTEBOOK}')").first, "tbody td a:visible",
        "10-ta-gradebook-notebook")
     go(tab.locator("tbody td a:visible").first, ".nbgrader_cell", "10-ta-manual-grading")
     # Manual Grading's own page has breadcrumbs, not the sidebar: back to the Gradebook first
     go(tab.get_by_role("link", name="Manual Grading").first,
-       f"tbody td a:has-text('{ASSIGNMENT}')", "10-ta-gradebook-again")
+       f"tbody td a:has-text('{SERIES}')", "10-ta-gradebook-again")
     go(nav.get_by_role("link", name="Manage Students"), "tbody td.name a", "10-ta-students")
     go(tab.locator("tbody td.name a", has_text=student).first,
-       f"tbody td.name:has-text('{ASSIGNMENT}')", "10-ta-one-student")
+       f"tbody td.name:has-text('{SERIES}')", "10-ta-one-student")
     tab.locator("ul.nav").get_by_role("link", name="Manage Students").click()
     tab.locator("tbody td.name a").first.wait_for()
     return tab.locator("tbody td.name").all_inner_texts()
@@ -393,7 +393,7 @@ def walk_the_formgrader(tab, student: str) -> list[str]:
 def formgrader(term: Term, page, user: str) -> None:
     """The formgrader's Manage Assignments page, once its table has loaded."""
     page.goto(f"{term.base(user)}/formgrader/")
-    page.locator(f"tbody td.name:has-text('{ASSIGNMENT}')").wait_for()
+    page.locator(f"tbody td.name:has-text('{SERIES}')").wait_for()
 
 
 def press(page, selector: str, timeout: float = 300_000) -> str:
@@ -407,7 +407,7 @@ def press(page, selector: str, timeout: float = 300_000) -> str:
 
 
 def assignment_row(action: str) -> str:
-    return f"tr:has(td.name:has-text('{ASSIGNMENT}')) td.{action} a"
+    return f"tr:has(td.name:has-text('{SERIES}')) td.{action} a"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -440,7 +440,7 @@ def release(term: Term, page) -> None:
     formgrader(term, page, term.instructor)
     press(page, assignment_row("release"))
     formgrader(term, page, term.instructor)
-    page.locator(f"tr:has(td.name:has-text('{ASSIGNMENT}')) .label-success").wait_for()
+    page.locator(f"tr:has(td.name:has-text('{SERIES}')) .label-success").wait_for()
     shoot(page, "03-instructor-released")
 
 
@@ -456,7 +456,7 @@ def fetch(page, who: str) -> None:
 
 def write_answer(term: Term, page, user: str, answer: str) -> Path:
     """Type the answer into the fetched notebook and save it (what the student hands in)."""
-    relative = f"{ASSIGNMENT}/{NOTEBOOK}.ipynb"
+    relative = f"{SERIES}/{NOTEBOOK}.ipynb"
     work = term.home(user) / relative
     index = next(i for i, cell in enumerate(nbio.read(work).cells)
                  if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == ANSWER)
@@ -542,7 +542,7 @@ def add_student_mid_term(term: Term, pages: dict) -> None:
     wait_for_lab(page, term.newcomer)
     assert nbgrader_menu(page) == ["nbgrader:open-assignment-list"]
     fetch(page, "newcomer")
-    assert (hubctl.home(term.newcomer) / ASSIGNMENT / f"{NOTEBOOK}.ipynb").is_file()
+    assert (hubctl.home(term.newcomer) / SERIES / f"{NOTEBOOK}.ipynb").is_file()
     assert hubctl.hub_pid(term.hub) == hub_pid, "the hub restarted"
     alive = [pid for pid in kernels + servers if Path(f"/proc/{pid}").exists()]
     assert alive == kernels + servers, "the right student's server or kernel stopped"
@@ -567,14 +567,14 @@ def grade_and_release_feedback(term: Term, page, grader: str | None = None) -> N
     formgrader(term, page, grader)
     press(page, assignment_row("collect"))
     for user in term.students.values():
-        page.goto(f"{term.base(grader)}/formgrader/manage_submissions/{ASSIGNMENT}")
+        page.goto(f"{term.base(grader)}/formgrader/manage_submissions/{SERIES}")
         row = page.locator("tbody tr", has=page.locator(
             "td.student-id", has_text=re.compile(f"^{user}$")))
         row.locator("td.autograde a").click()
         outcome = page.locator("#success-modal.in, #error-modal.in")
         outcome.wait_for(state="visible", timeout=300_000)
         assert outcome.get_attribute("id") == "success-modal", outcome.inner_text()[-3000:]
-    page.goto(f"{term.base(grader)}/formgrader/manage_submissions/{ASSIGNMENT}")
+    page.goto(f"{term.base(grader)}/formgrader/manage_submissions/{SERIES}")
     page.locator("tbody td.score").first.wait_for()
     shoot(page, "08-ta-autograded")
     formgrader(term, page, grader)
@@ -639,7 +639,7 @@ def secret_lines() -> list[str]:
     so a line reads the same inside a notebook's JSON)."""
     released = "\n".join(p.read_text() for p in (ROOT / "release").rglob("*.ipynb"))
     needles = []
-    for path in sorted((ROOT / "source" / ASSIGNMENT).glob("*.ipynb")):
+    for path in sorted((ROOT / "source" / SERIES).glob("*.ipynb")):
         for kind in ("SOLUTION", "HIDDEN TESTS"):
             lines = set()
             for cell in nbio.read(path).cells:
@@ -743,7 +743,7 @@ def read_feedback(term: Term, page, user: str, who: str) -> str:
     assignment_list(page)
     page.get_by_role("button", name="Fetch Feedback").click()
     page.get_by_text("(view feedback)").wait_for()
-    [html] = (term.home(user) / ASSIGNMENT / "feedback").glob(f"*/{NOTEBOOK}.html")
+    [html] = (term.home(user) / SERIES / "feedback").glob(f"*/{NOTEBOOK}.html")
     relative = html.relative_to(term.home(user)).as_posix()
     page.goto(f"{term.base(user)}/files/{relative}")
     page.wait_for_load_state("load")
@@ -756,7 +756,7 @@ def gradebook_scores(term: Term) -> dict[str, tuple[float, float]]:
 
     with Gradebook(f"sqlite:///{term.course / 'gradebook.db'}") as gradebook:
         return {user: (nb.score, nb.max_score) for user in term.students.values()
-                for nb in [gradebook.find_submission_notebook(NOTEBOOK, ASSIGNMENT, user)]}
+                for nb in [gradebook.find_submission_notebook(NOTEBOOK, SERIES, user)]}
 
 
 def can_read(user: str, path: Path) -> bool:
@@ -768,7 +768,7 @@ def can_read(user: str, path: Path) -> bool:
 
 def inbound_copies(term: Term, user: str) -> list[Path]:
     inbound = term.hub / "exchange" / hubctl.COURSE_ID / "inbound"
-    return sorted(inbound.glob(f"{user}+{ASSIGNMENT}+*/{NOTEBOOK}.ipynb"))
+    return sorted(inbound.glob(f"{user}+{SERIES}+*/{NOTEBOOK}.ipynb"))
 
 
 def marker_files(term: Term) -> list[Path]:
@@ -834,7 +834,7 @@ def test_a_whole_term_on_the_hub(term):
     for user in [*students, term.newcomer]:
         others = [hubctl.home(u) for u in students if u != user]
         for path in [term.course / "source", term.course / "gradebook.db",
-                     term.course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb",
+                     term.course / "source" / SERIES / f"{NOTEBOOK}.ipynb",
                      hubctl.home(term.instructor), *others,
                      term.hub / "exchange" / hubctl.COURSE_ID / "inbound", logs,
                      logs / "jupyterhub.log", logs / "servers" / f"{user}.log"]:
@@ -853,7 +853,7 @@ def test_a_whole_term_on_the_hub(term):
     for role, user in term.students.items():
         assert scores[user] == (expected_points(role), 24), f"{role}: {scores[user]}"
         copies = [*inbound_copies(term, user),
-                  term.course / "submitted" / user / ASSIGNMENT / f"{NOTEBOOK}.ipynb"]
+                  term.course / "submitted" / user / SERIES / f"{NOTEBOOK}.ipynb"]
         assert len(copies) == 2 and {digest(p) for p in copies} == {handed_in[user]}, (
             f"{role}: a submitted file differs from what the student handed in")
     assert not marker_files(term), "the hostile student wrote next to somebody's files"
@@ -1078,14 +1078,14 @@ def setup_twice(hub: Path, instructor: str, ta: str, students: list[str]) -> Non
     roster = hubctl.read_roster(write_roster(hub / "roster.csv", roster_rows(ta, students)))
     hubctl.setup(hub, instructor, notebooks=[NOTEBOOK], roster=roster)
     course = hubctl.home(instructor) / hubctl.COURSE_ID
-    edited = [course / "nbgrader_config.py", course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"]
+    edited = [course / "nbgrader_config.py", course / "source" / SERIES / f"{NOTEBOOK}.ipynb"]
     for path in edited:
         path.write_text(path.read_text() + "\n# the instructor's edit\n")
     before = {path: digest(path) for path in edited}
     hubctl.setup(hub, instructor, notebooks=[NOTEBOOK, "02_stable_log_softmax"],
                  roster=roster[:-1])
     assert {path: digest(path) for path in edited} == before
-    assert (course / "source" / ASSIGNMENT / "02_stable_log_softmax.ipynb").is_file()
+    assert (course / "source" / SERIES / "02_stable_log_softmax.ipynb").is_file()
     assert roster[-1].id not in hubctl.group_members(hubctl.student_group())
     assert ta in hubctl.group_members(hubctl.staff_group())
     # a hub that runs (its pid file names a live jupyterhub process): hands off

@@ -240,7 +240,7 @@ def run_the_term(term, lms) -> None:
     # The hostile student, in their own container, with their own token: nothing of another.
     hostile, victim = term.students["hostile"], term.students["right"]
     done = in_container(term.hub, hostile, PRYING.format(course=hubctl.COURSE_ID,
-                                               assignment=steps.ASSIGNMENT, victim=victim))
+                                               assignment=steps.SERIES, victim=victim))
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
     for path, answer in seen["exchange"].items():
@@ -269,7 +269,7 @@ def run_the_term(term, lms) -> None:
     scores = steps.gradebook_scores(term)
     for role, user in term.students.items():
         assert scores[user] == (steps.expected_points(role), 24), f"{role}: {scores[user]}"
-        submitted = term.course / "submitted" / user / steps.ASSIGNMENT / f"{steps.NOTEBOOK}.ipynb"
+        submitted = term.course / "submitted" / user / steps.SERIES / f"{steps.NOTEBOOK}.ipynb"
         assert steps.digest(submitted) == handed_in[user], f"{role}: the submission changed"
     assert not list(term.hub.rglob("HACKED_BY_*")), "the hostile student wrote somewhere"
     # two handed in after the due date: the late policy takes every point
@@ -358,9 +358,9 @@ def no_host_account_reads_the_course(term) -> None:
     uid = containers.user_id(term.hub)
     assert uid != containers.image.UID and not containers.id_holders(uid), uid
     student = term.students["right"]
-    private = [term.course / "source" / steps.ASSIGNMENT / f"{steps.NOTEBOOK}.ipynb",
+    private = [term.course / "source" / steps.SERIES / f"{steps.NOTEBOOK}.ipynb",
                term.course / "gradebook.db", term.course / "submitted", term.home(student),
-               term.home(student) / steps.ASSIGNMENT / f"{steps.NOTEBOOK}.ipynb"]
+               term.home(student) / steps.SERIES / f"{steps.NOTEBOOK}.ipynb"]
     with account_with_id(containers.image.UID) as name:
         read = [str(path) for path in private if steps.can_read(name, path)]
         assert not read, f"{name} (uid {containers.image.UID}) reads {read}"
@@ -455,7 +455,7 @@ def due_now(term) -> None:
     path = term.course / "gradebook.db"
     with Gradebook(f"sqlite:///{path}") as gradebook:
         gradebook.update_or_create_assignment(
-            steps.ASSIGNMENT, duedate=datetime.now(UTC).replace(tzinfo=None))
+            steps.SERIES, duedate=datetime.now(UTC).replace(tzinfo=None))
     containers.own_for_containers(term.hub, path)
 
 
@@ -556,9 +556,9 @@ def test_a_class_of_ten_validates_and_submits_at_once(shots):
         steps.formgrader(term, prof, term.instructor)
         steps.press(prof, steps.assignment_row("collect"))
         for user in students.values():
-            submitted = term.course / "submitted" / user / steps.ASSIGNMENT
-            written = term.home(user) / steps.ASSIGNMENT / f"{steps.NOTEBOOK}.ipynb"
+            submitted = term.course / "submitted" / user / steps.SERIES
+            written = term.home(user) / steps.SERIES / f"{steps.NOTEBOOK}.ipynb"
             assert steps.digest(submitted / f"{steps.NOTEBOOK}.ipynb") == steps.digest(written)
         listing = in_container(term.hub, students["s00-right"], PRYING.format(
-            course=hubctl.COURSE_ID, assignment=steps.ASSIGNMENT, victim=students["s01-wrong"]))
+            course=hubctl.COURSE_ID, assignment=steps.SERIES, victim=students["s01-wrong"]))
         assert json.loads(listing.stdout)["homes"] == ["jovyan"]

@@ -12,7 +12,7 @@ import pytest
 from conftest import copy_course, course_env, free_port, run_course
 
 from mlmcourse.course import nbio
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.lab import (
     INSTRUCTOR_PLUGINS,
     INSTRUCTOR_SERVER_EXTENSIONS,
@@ -39,7 +39,7 @@ def test_lab_never_overwrites_the_learners_work(tmp_path):
 def test_work_copies_are_the_release_with_this_kernels_language_info(tmp_path):
     course = copy_course(tmp_path / "course")
     [first, *_] = ensure_work_copies(course)
-    copy, release = nbio.read(first), nbio.read(course / "release" / ASSIGNMENT / first.name)
+    copy, release = nbio.read(first), nbio.read(course / "release" / SERIES / first.name)
     # JupyterLab writes the kernel's language_info on opening: the copy must hold it already,
     # or the notebook opens as modified.
     assert copy.metadata.language_info == kernel_language_info()
@@ -52,7 +52,7 @@ def test_lab_dry_run_serves_the_kit_to_a_student(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "--ip=127.0.0.1" in done.stdout
     assert f"--ServerApp.root_dir={course / WORK} " in done.stdout, "the kit is the server's root"
-    assert f"/lab/tree/{ASSIGNMENT}/01_" in done.stdout
+    assert f"/lab/tree/{SERIES}/01_" in done.stdout
     for name in INSTRUCTOR_SERVER_EXTENSIONS:
         assert f"--ServerApp.jpserver_extensions={name}=False" in done.stdout
     page = json.loads((course / SETTINGS / STUDENT / "page_config.json").read_text())
@@ -90,7 +90,7 @@ def test_jupyterlab_serves_the_series(tmp_path):
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
-        listing = wait_for_json(f"http://127.0.0.1:{port}/api/contents/{ASSIGNMENT}")
+        listing = wait_for_json(f"http://127.0.0.1:{port}/api/contents/{SERIES}")
         names = [item["name"] for item in listing["content"]]
         assert "01_corruption.ipynb" in names
         page = urllib.request.urlopen(f"http://127.0.0.1:{port}/lab", timeout=10).read()

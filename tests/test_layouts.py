@@ -21,7 +21,7 @@ from conftest import ROOT
 from mlmcourse.build.samples import load_sample, sample_notebook
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import layout_notes
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 from mlmcourse.grader.engine.rebuild import cells_to_run, trusted_notebooks
 from mlmcourse.grader.results.gradebook import submission_time
 
@@ -29,7 +29,7 @@ FIRST = "01_corruption"
 
 
 def source(name: str = FIRST):
-    return nbio.read(ROOT / "source" / ASSIGNMENT / f"{name}.ipynb")
+    return nbio.read(ROOT / "source" / SERIES / f"{name}.ipynb")
 
 
 def handed_in(sample_id: str, name: str):

@@ -29,7 +29,7 @@ from mlmcourse.build.samples import (
 )
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.grader.class_run.grading import read_scores
 
 pytestmark = pytest.mark.slow
@@ -71,7 +71,7 @@ def course_with_release(destination) -> Path:
     """A scratch course: source/, the config, and the release nbgrader generates from them."""
     shutil.copytree(ROOT / "source", destination / "source")
     shutil.copy(ROOT / "nbgrader_config.py", destination / "nbgrader_config.py")
-    nbgrader(destination, "generate_assignment", ASSIGNMENT, "--force")
+    nbgrader(destination, "generate_assignment", SERIES, "--force")
     return destination
 
 
@@ -82,7 +82,7 @@ def handed_in(student_id: str) -> list[str]:
 
 def submit(course: Path, student_id: str) -> None:
     """The sample's notebooks, made from this course's release, in submitted/."""
-    write_notebooks(course, sample(student_id), course / "submitted" / student_id / ASSIGNMENT,
+    write_notebooks(course, sample(student_id), course / "submitted" / student_id / SERIES,
                     handed_in(student_id))
 
 
@@ -102,7 +102,7 @@ def autograded(tmp_path_factory):
     before = [{"submitted": fingerprint(course / "submitted"),
                "source": fingerprint(course / "source"),
                "config": (course / "nbgrader_config.py").read_bytes()} for course in courses]
-    running = [subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT,
+    running = [subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", SERIES,
                                  "--force", *LIMITS], cwd=course, env=course_env(ROOT),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                for course in courses]
@@ -140,7 +140,7 @@ def test_no_cell_is_set_to_manual_grading_by_the_grader(autograded):
     for student in STUDENTS:
         with course_gradebook(course_of(autograded, student)) as gradebook:
             for name in handed_in(student):
-                notebook = gradebook.find_submission_notebook(name, ASSIGNMENT, student)
+                notebook = gradebook.find_submission_notebook(name, SERIES, student)
                 marked |= {(student, name, g.name) for g in notebook.grades
                            if g.needs_manual_grade}
     assert not marked
@@ -149,8 +149,8 @@ def test_no_cell_is_set_to_manual_grading_by_the_grader(autograded):
 def test_deleted_tests_are_graded_from_the_source(autograded):
     """nbgrader's Execute runs the notebook as submitted; the engine rebuilds it from source/."""
     course = course_of(autograded, "hostile_deleted_tests")
-    wanted = graded_ids(nbio.read(course / "source" / ASSIGNMENT / f"{FIRST}.ipynb"))
-    graded = course / "autograded" / "hostile_deleted_tests" / ASSIGNMENT / f"{FIRST}.ipynb"
+    wanted = graded_ids(nbio.read(course / "source" / SERIES / f"{FIRST}.ipynb"))
+    graded = course / "autograded" / "hostile_deleted_tests" / SERIES / f"{FIRST}.ipynb"
     assert graded_ids(nbio.read(graded)) == wanted
 
 
@@ -175,7 +175,7 @@ def test_an_untouched_answer_reads_no_response(autograded):
         with course_gradebook(course_of(autograded, student)) as gradebook:
             comments[student] = [
                 c.auto_comment
-                for c in gradebook.find_submission_notebook(FIRST, ASSIGNMENT, student).comments]
+                for c in gradebook.find_submission_notebook(FIRST, SERIES, student).comments]
     assert comments["blank"] and set(comments["blank"]) == {"No response."}
     assert comments["reference"] and set(comments["reference"]) == {None}
 

@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT
 
 from mlmcourse.cli import sample_class_note
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.grader.class_run.new_class import ClassExists, new_class
 
 ROSTER = ("id,first_name,last_name,email,role\n"
@@ -46,8 +46,8 @@ def test_a_new_class_is_private_and_refuses_to_be_made_twice_or_inside_the_repos
     finally:
         os.umask(old)
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
-    assert sorted(p.name for p in (folder / "source" / ASSIGNMENT).glob("*.ipynb")) == sorted(
-        p.name for p in (ROOT / "source" / ASSIGNMENT).glob("*.ipynb"))
+    assert sorted(p.name for p in (folder / "source" / SERIES).glob("*.ipynb")) == sorted(
+        p.name for p in (ROOT / "source" / SERIES).glob("*.ipynb"))
     assert not (folder / "submitted").exists(), "a new class has no sample students"
     with pytest.raises(ClassExists, match="already a class"):
         new_class(ROOT, folder, roster)
@@ -60,10 +60,10 @@ def test_the_class_report_and_export_count_the_class_and_its_missing_student(tmp
     folder = tmp_path / "class"
     made = course_command("new-class", str(folder), "--roster", str(roster), cwd=ROOT)
     assert made.returncode == 0 and "2 students" in made.stdout, made.stderr
-    handed_in = folder / "submitted" / "reference" / ASSIGNMENT  # notebook 1 only: quicker
+    handed_in = folder / "submitted" / "reference" / SERIES  # notebook 1 only: quicker
     handed_in.mkdir(parents=True)
     for name in ("01_corruption.ipynb", "timestamp.txt"):
-        shutil.copy2(ROOT / "submitted" / "reference" / ASSIGNMENT / name, handed_in / name)
+        shutil.copy2(ROOT / "submitted" / "reference" / SERIES / name, handed_in / name)
     # `make grade CLASS=...`: the repository's course, run on the class's folder
     env = dict(os.environ, MLMCOURSE_ROOT=str(folder))
     graded = course_command("grade", cwd=ROOT, env=env)

@@ -35,7 +35,7 @@ from nbgrader.exchange import ExchangeError  # noqa: E402
 
 from mlmcourse.exchange import ngshare as exchange  # noqa: E402
 
-COURSE, ASSIGNMENT, NOTEBOOK = "mlm_course", "bert_mlm", "01_corruption"
+COURSE, SERIES, NOTEBOOK = "mlm_course", "bert_mlm", "01_corruption"
 PREFIX = "/services/ngshare/"
 
 
@@ -118,7 +118,7 @@ def as_user(service, name: str, monkeypatch):
 
 def run(cls, root: Path, *, student: str = "*", **traits):
     """One exchange action as nbgrader's apps run it (a course directory, an authenticator)."""
-    coursedir = CourseDirectory(root=str(root), course_id=COURSE, assignment_id=ASSIGNMENT,
+    coursedir = CourseDirectory(root=str(root), course_id=COURSE, assignment_id=SERIES,
                                 student_id=student)
     action = cls(coursedir=coursedir, authenticator=Authenticator(coursedir=coursedir),
                  **traits)
@@ -137,7 +137,7 @@ def write_notebook(path: Path, text: str) -> Path:
 
 def test_a_term_through_ngshare(service, tmp_path, monkeypatch):
     course = tmp_path / "course"
-    release = write_notebook(course / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", "blank")
+    release = write_notebook(course / "release" / SERIES / f"{NOTEBOOK}.ipynb", "blank")
     homes = {name: tmp_path / name for name in ("ann", "bob", "eve")}
     for home in homes.values():
         home.mkdir()
@@ -153,7 +153,7 @@ def test_a_term_through_ngshare(service, tmp_path, monkeypatch):
             [listed] = run(exchange.List, homes[name])
             assert listed["status"] == "released", listed
             run(exchange.FetchAssignment, homes[name])
-            work = homes[name] / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+            work = homes[name] / SERIES / f"{NOTEBOOK}.ipynb"
             assert digest(work) == digest(release)
             write_notebook(work, f"{name}'s answer")
             handed_in[name] = digest(work)
@@ -165,8 +165,8 @@ def test_a_term_through_ngshare(service, tmp_path, monkeypatch):
     monkeypatch.chdir(homes["ann"])
     with as_user(service, "ann", monkeypatch):
         client = exchange.NgshareClient(service["url"], os.environ["JUPYTERHUB_API_TOKEN"])
-        for path in (f"submission/{COURSE}/{ASSIGNMENT}/bob", f"submissions/{COURSE}/{ASSIGNMENT}",
-                     f"submissions/{COURSE}/{ASSIGNMENT}/bob", f"students/{COURSE}"):
+        for path in (f"submission/{COURSE}/{SERIES}/bob", f"submissions/{COURSE}/{SERIES}",
+                     f"submissions/{COURSE}/{SERIES}/bob", f"students/{COURSE}"):
             with pytest.raises(exchange.NgshareError, match="Permission denied|403"):
                 client.call("GET", path)
         with pytest.raises(ExchangeError, match="Permission denied"):
@@ -174,7 +174,7 @@ def test_a_term_through_ngshare(service, tmp_path, monkeypatch):
         with pytest.raises(ExchangeError, match="Permission denied"):
             run(exchange.ReleaseAssignment, course, force=True)
         # --student names somebody else: the submission is still ann's (the token says who)
-        write_notebook(homes["ann"] / ASSIGNMENT / f"{NOTEBOOK}.ipynb", "posing as bob")
+        write_notebook(homes["ann"] / SERIES / f"{NOTEBOOK}.ipynb", "posing as bob")
         run(exchange.Submit, homes["ann"], student="bob")
     with as_user(service, "eve", monkeypatch):  # not in the class at all
         monkeypatch.chdir(homes["eve"])
@@ -184,9 +184,9 @@ def test_a_term_through_ngshare(service, tmp_path, monkeypatch):
     with as_user(service, "prof", monkeypatch):
         monkeypatch.chdir(course)
         run(exchange.Collect, course)
-        bob = course / "submitted" / "bob" / ASSIGNMENT
+        bob = course / "submitted" / "bob" / SERIES
         assert digest(bob / f"{NOTEBOOK}.ipynb") == handed_in["bob"], "bob's work changed"
-        assert "posing as bob" in (course / "submitted" / "ann" / ASSIGNMENT /
+        assert "posing as bob" in (course / "submitted" / "ann" / SERIES /
                                    f"{NOTEBOOK}.ipynb").read_text()
         stamp = (bob / "timestamp.txt").read_text()
         assert stamp.endswith(" UTC"), stamp
@@ -197,7 +197,7 @@ def test_a_term_through_ngshare(service, tmp_path, monkeypatch):
             found = gradebook.find_student("bob")
             assert (found.first_name, found.last_name, found.email) == (
                 "Bob", "Student", "bob@uni.example")
-        feedback = course / "feedback" / "bob" / ASSIGNMENT
+        feedback = course / "feedback" / "bob" / SERIES
         feedback.mkdir(parents=True)
         (feedback / f"{NOTEBOOK}.html").write_text("<p>bob: 21 / 24</p>")
         (feedback / "timestamp.txt").write_text(stamp)
@@ -208,16 +208,16 @@ def test_a_term_through_ngshare(service, tmp_path, monkeypatch):
         [cached] = run(exchange.List, homes["bob"], cached=True)
         assert cached["submissions"][-1]["has_exchange_feedback"] is True
         run(exchange.FetchFeedback, homes["bob"])
-        [got] = (homes["bob"] / ASSIGNMENT / "feedback").glob(f"*/{NOTEBOOK}.html")
+        [got] = (homes["bob"] / SERIES / "feedback").glob(f"*/{NOTEBOOK}.html")
         assert got.read_text() == "<p>bob: 21 / 24</p>"
         assert got.parent.name == stamp
     monkeypatch.chdir(homes["ann"])
     with as_user(service, "ann", monkeypatch):
         run(exchange.FetchFeedback, homes["ann"])
-        assert not (homes["ann"] / ASSIGNMENT / "feedback").exists(), "ann got feedback"
+        assert not (homes["ann"] / SERIES / "feedback").exists(), "ann got feedback"
         client = exchange.NgshareClient(service["url"], os.environ["JUPYTERHUB_API_TOKEN"])
         with pytest.raises(exchange.NgshareError, match="Permission denied"):
-            client.call("GET", f"feedback/{COURSE}/{ASSIGNMENT}/bob",
+            client.call("GET", f"feedback/{COURSE}/{SERIES}/bob",
                         params={"timestamp": exchange.server_time(stamp)})
 
 

@@ -11,7 +11,7 @@ from conftest import ROOT
 from mlmcourse.build.editions import reading_edition
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, has_markers, is_graded, is_hidden_helper
-from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
+from mlmcourse.course.layout import SERIES, source_notebooks
 
 LONG_LINE = 48  # a secret line this long is distinctive on its own
 SHORT_LINE = 16  # shorter lines (`return x`, `import torch`) are too common to prove anything
@@ -98,7 +98,7 @@ def test_a_pasted_solution_would_be_caught():
 
 
 def test_release_has_every_notebook():
-    release = {p.name for p in (ROOT / "release" / ASSIGNMENT).glob("*.ipynb")}
+    release = {p.name for p in (ROOT / "release" / SERIES).glob("*.ipynb")}
     assert release == {p.name for p in source_notebooks(ROOT)}
 
 

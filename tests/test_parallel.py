@@ -26,7 +26,7 @@ from conftest import ROOT, course_env, fingerprint, free_port, sample, write_sam
 from mlmcourse.build.samples import committed_verdicts, expected_scores, load_sample
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_graded, is_solution, total_points
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 from mlmcourse.grader.class_run.grading import GradingError, autograde, read_scores
 from mlmcourse.grader.config import GradingConfig
 from mlmcourse.grader.results.verdict import verdict_of
@@ -37,7 +37,7 @@ HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
 
 def pick_students() -> list[str]:
     """reference, blank and the first wrong student that loses points in the first notebook."""
-    full = total_points(nbio.read(ROOT / "source" / ASSIGNMENT / f"{FIRST}.ipynb"))
+    full = total_points(nbio.read(ROOT / "source" / SERIES / f"{FIRST}.ipynb"))
     for path in sorted((ROOT / "samples").glob("wrong_*.py")):
         sample = load_sample(path, notebook_names(ROOT))
         if FIRST in sample.notebooks and sample.expected.get(FIRST, full) < full:
@@ -122,7 +122,7 @@ def test_parallel_scores_equal_the_committed_verdicts(graded):
         for student in STUDENTS:
             committed = committed_verdicts(ROOT, student)[FIRST]
             want = {grade: points for grade, points, _ in committed["checks"]}
-            nb = gradebook.find_submission_notebook(FIRST, ASSIGNMENT, student)
+            nb = gradebook.find_submission_notebook(FIRST, SERIES, student)
             assert {grade.name: grade.score for grade in nb.grades} == want, student
             assert nb.score == committed["score"] == expected_first(student), student
 
@@ -155,7 +155,7 @@ def test_submitted_files_are_untouched(graded):
 def test_autograded_notebooks_are_written_by_the_coordinator(graded):
     root = graded["root"]
     for student in STUDENTS:
-        folder = root / "autograded" / student / ASSIGNMENT
+        folder = root / "autograded" / student / SERIES
         assert sorted(p.name for p in folder.iterdir()) == [f"{FIRST}.ipynb"], student
         nb = nbio.read(folder / f"{FIRST}.ipynb")
         assert verdict_of(nb) is not None, f"{student}: the notebook carries no verdict"
@@ -164,8 +164,8 @@ def test_autograded_notebooks_are_written_by_the_coordinator(graded):
 @pytest.mark.slow
 def test_feedback_says_what_failed_without_the_hidden_tests(graded):
     root = graded["root"]
-    source = nbio.read(root / "source" / ASSIGNMENT / f"{FIRST}.ipynb")
-    release = nbio.read(root / "release" / ASSIGNMENT / f"{FIRST}.ipynb")
+    source = nbio.read(root / "source" / SERIES / f"{FIRST}.ipynb")
+    release = nbio.read(root / "release" / SERIES / f"{FIRST}.ipynb")
     public = {line.strip() for cell in release.cells for line in cell.source.splitlines()}
     hidden_lines = {  # a hidden line that is also shown in the release is no secret
         line.strip()
@@ -175,7 +175,7 @@ def test_feedback_says_what_failed_without_the_hidden_tests(graded):
     } - public
     assert hidden_lines, "the first notebook should have hidden tests"
     for student in STUDENTS:
-        page = (root / "feedback" / student / ASSIGNMENT / f"{FIRST}.html").read_text()
+        page = (root / "feedback" / student / SERIES / f"{FIRST}.html").read_text()
         assert len(page) < 400_000, f"{student}: feedback is {len(page)} bytes"
         body = re.sub(r"<(style|script)\b.*?</\1>", "", page, flags=re.S)
         text = html.unescape(re.sub(r"<[^>]+>", "", body))
@@ -185,7 +185,7 @@ def test_feedback_says_what_failed_without_the_hidden_tests(graded):
         if "Not attempted: all " in text:  # a blank notebook: one line, not one per check
             assert expected_first(student) == 0, f"{student}: scored, yet 'not attempted'"
             continue
-        autograded = nbio.read(root / "autograded" / student / ASSIGNMENT / f"{FIRST}.ipynb")
+        autograded = nbio.read(root / "autograded" / student / SERIES / f"{FIRST}.ipynb")
         for cell in autograded.cells:
             if not (is_graded(cell) and not is_solution(cell)):
                 continue
@@ -195,7 +195,7 @@ def test_feedback_says_what_failed_without_the_hidden_tests(graded):
                 assert said in text, f"{student}: {said!r} is not in the feedback"
     failing = [s for s in STUDENTS if expected_first(s) > 0 and s != "reference"]
     for student in failing:
-        text = (root / "feedback" / student / ASSIGNMENT / f"{FIRST}.html").read_text()
+        text = (root / "feedback" / student / SERIES / f"{FIRST}.html").read_text()
         assert "To fix" in text, student
 
 
@@ -283,7 +283,9 @@ def test_autograde_raises_grading_error_for_failed_submissions(tmp_path, monkeyp
         return parallel.ClassOutcome(failed={"someone": "worker lost"})
 
     monkeypatch.setattr(parallel, "grade_class", fake)
-    (tmp_path / "submitted" / "someone" / ASSIGNMENT).mkdir(parents=True)
+    (tmp_path / "submitted" / "someone" / SERIES).mkdir(parents=True)
+    (tmp_path / "source" / SERIES).mkdir(parents=True)
+    (tmp_path / "source" / SERIES / "01_x.ipynb").write_text("{}")
     with pytest.raises(GradingError, match="someone: worker lost"):
         autograde(tmp_path, ["someone"])
 
@@ -321,7 +323,7 @@ def test_links_in_a_submission_are_not_shipped(tmp_path):
     """A submitted link (to the gradebook, say) is never read and sent to a worker."""
     from mlmcourse.grader.class_run.coordinator import submission_files
 
-    folder = tmp_path / "submitted" / "sneaky" / ASSIGNMENT
+    folder = tmp_path / "submitted" / "sneaky" / SERIES
     folder.mkdir(parents=True)
     (tmp_path / "gradebook.db").write_bytes(b"secret")
     (folder / f"{FIRST}.ipynb").write_text("{}")
@@ -342,7 +344,7 @@ def test_only_the_series_notebooks_travel_and_a_few_submissions_at_a_time(tmp_pa
     shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
     students = [f"s{index}" for index in range(8)]
     for student in students:
-        folder = root / "submitted" / student / ASSIGNMENT
+        folder = root / "submitted" / student / SERIES
         folder.mkdir(parents=True)
         (folder / f"{FIRST}.ipynb").write_text("{}")
         with open(folder / "junk.bin", "wb") as junk:  # 64 MiB, sparse: costs no disk
@@ -365,7 +367,7 @@ def test_only_the_series_notebooks_travel_and_a_few_submissions_at_a_time(tmp_pa
 
     def gradebook_only(config):
         with config.gradebook() as gradebook:
-            gradebook.update_or_create_assignment(ASSIGNMENT)
+            gradebook.update_or_create_assignment(SERIES)
 
     monkeypatch.setattr(coordinator, "open", spy_open, raising=False)
     monkeypatch.setattr(coordinator, "grade_task", _fake_task)
@@ -464,10 +466,10 @@ def test_grade_into_postgresql_through_db_url(tmp_path):
     the scores read back from it are the samples' expected ones, and no SQLite file appears."""
     root = make_course(tmp_path / "course", ["reference", STUDENTS[-1]]).resolve()
     keep = [FIRST]
-    for extra in (root / "source" / ASSIGNMENT).glob("*.ipynb"):  # grade one notebook only
+    for extra in (root / "source" / SERIES).glob("*.ipynb"):  # grade one notebook only
         if extra.stem not in keep:
             extra.unlink()
-    for extra in (root / "release" / ASSIGNMENT).glob("*.ipynb"):
+    for extra in (root / "release" / SERIES).glob("*.ipynb"):
         if extra.stem not in keep:
             extra.unlink()
     with postgres_server() as url:
@@ -482,5 +484,5 @@ def test_grade_into_postgresql_through_db_url(tmp_path):
     assert scores == {"reference": expected_first("reference"),
                       STUDENTS[-1]: expected_first(STUDENTS[-1])}
     assert not (root / "gradebook.db").exists()
-    assert (root / "feedback" / "reference" / ASSIGNMENT / f"{FIRST}.html").is_file()
+    assert (root / "feedback" / "reference" / SERIES / f"{FIRST}.html").is_file()
     assert "reference" in done.stdout and "total" in done.stdout

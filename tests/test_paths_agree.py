@@ -38,7 +38,7 @@ from conftest import ROOT, course_env
 from mlmcourse.build.samples import load_sample, reference_notebook, sample_notebook
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import total_points
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 from mlmcourse.grader.class_run.grading import read_scores
 from mlmcourse.grader.config import GradingConfig
 
@@ -63,7 +63,7 @@ PASTED_NOTE = "cells carry the answer id"
 
 
 def full(name: str) -> float:
-    return total_points(nbio.read(ROOT / "source" / ASSIGNMENT / f"{name}.ipynb"))
+    return total_points(nbio.read(ROOT / "source" / SERIES / f"{name}.ipynb"))
 
 
 # What the TA's configuration makes each notebook worth (the same on every way in).
@@ -99,16 +99,16 @@ def make_class(course: Path) -> Path:
     (course / "nbgrader_config.py").write_text(config)
     grading = GradingConfig.load(course)
     run_converter(nbgrader_converter(GenerateAssignment, grading, {
-        "CourseDirectory.assignment_id": ASSIGNMENT, "GenerateAssignment.force": True,
+        "CourseDirectory.assignment_id": SERIES, "GenerateAssignment.force": True,
     }), "generate_assignment")
     with grading.gradebook() as gradebook:
-        gradebook.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+        gradebook.update_or_create_assignment(SERIES, duedate=DUE)
     for student, (sample_id, stamp) in STUDENTS.items():
         sample = load_sample(ROOT / "samples" / f"{sample_id}.py", notebook_names(ROOT))
-        folder = course / "submitted" / student / ASSIGNMENT
+        folder = course / "submitted" / student / SERIES
         nbio.write(sample_notebook(course, sample, FIRST), folder / f"{FIRST}.ipynb")
         (folder / "timestamp.txt").write_text(stamp + "\n")
-    folder = course / "submitted" / "d_truncated" / ASSIGNMENT
+    folder = course / "submitted" / "d_truncated" / SERIES
     whole = (folder / f"{FIRST}.ipynb").read_bytes()
     (folder / f"{FIRST}.ipynb").write_bytes(whole[: len(whole) // 2])  # an upload cut short
     nbio.write(reference_notebook(course, SECOND), folder / f"{SECOND}.ipynb")
@@ -130,7 +130,7 @@ def comments(course: Path) -> dict[tuple[str, str, str], str | None]:
     with GradingConfig.load(course).gradebook() as gradebook:
         for student in STUDENTS:
             for name in notebook_names(ROOT):
-                notebook = gradebook.find_submission_notebook(name, ASSIGNMENT, student)
+                notebook = gradebook.find_submission_notebook(name, SERIES, student)
                 for comment in notebook.comments:
                     found[(student, name, comment.name)] = comment.auto_comment
     return found
@@ -168,8 +168,8 @@ def both_runs(tmp_path_factory, the_class) -> dict:
     another; the machine has two cores), both under the package with the changed rules."""
     runs = {
         "make grade": [[sys.executable, "-m", "mlmcourse", "grade", "--workers", "1"]],
-        "nbgrader": [[sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"],
-                     [sys.executable, "-m", "nbgrader", "generate_feedback", ASSIGNMENT,
+        "nbgrader": [[sys.executable, "-m", "nbgrader", "autograde", SERIES, "--force"],
+                     [sys.executable, "-m", "nbgrader", "generate_feedback", SERIES,
                       "--force"],
                      [sys.executable, "-m", "mlmcourse", "report"]],
     }
@@ -239,7 +239,7 @@ def test_a_rule_changed_in_one_place_shows_on_both_paths_in_feedback_and_report(
     the failed checks' messages as the changed rule makes them."""
     for run in (by_make_grade, by_nbgrader):
         course = run["course"]
-        feedback = course / "feedback" / "c_big_buffer" / ASSIGNMENT / f"{FIRST}.html"
+        feedback = course / "feedback" / "c_big_buffer" / SERIES / f"{FIRST}.html"
         assert html.unescape(feedback.read_text()).count(MARK) >= 1, feedback
         report = (course / "reports" / "class-report.html").read_text()
         assert html.escape(MARK) in report or MARK in report, course
@@ -254,7 +254,7 @@ def test_make_check_reads_the_course_limits(by_make_grade, monkeypatch, capsys):
     course = by_make_grade["course"]
     monkeypatch.chdir(course)
     monkeypatch.delenv("MLMCOURSE_ROOT", raising=False)
-    notebook = course / "submitted" / "c_big_buffer" / ASSIGNMENT / f"{FIRST}.ipynb"
+    notebook = course / "submitted" / "c_big_buffer" / SERIES / f"{FIRST}.ipynb"
     cli.main(["check", str(notebook)])
     want = DESERVED[("c_big_buffer", FIRST)]
     shown = capsys.readouterr().out
@@ -294,7 +294,7 @@ def test_make_grade_prints_the_table_and_writes_what_a_ta_needs(both_runs):
     rows = list(csv.DictReader((course / "grades.csv").open()))
     assert {"student", "notebook", "score", "max_score"} <= set(rows[0])
     assert any(r["student"] == "a_pasted" and r["score"] == r["max_score"] for r in rows)
-    assert (course / "feedback" / "a_pasted" / ASSIGNMENT).is_dir()
+    assert (course / "feedback" / "a_pasted" / SERIES).is_dir()
     assert (course / "reports" / "class-report.html").is_file()
 
 
@@ -308,8 +308,8 @@ def test_a_huge_result_leaves_every_page_under_a_megabyte(by_make_grade, by_nbgr
     class report each stay under 1 MB."""
     for run in (by_make_grade, by_nbgrader):
         course = run["course"]
-        pages = [course / "autograded" / "f_huge" / ASSIGNMENT / f"{FIRST}.ipynb",
-                 course / "feedback" / "f_huge" / ASSIGNMENT / f"{FIRST}.html",
+        pages = [course / "autograded" / "f_huge" / SERIES / f"{FIRST}.ipynb",
+                 course / "feedback" / "f_huge" / SERIES / f"{FIRST}.html",
                  course / "reports" / "class-report.html"]
         sizes = {page.relative_to(course).as_posix(): page.stat().st_size for page in pages}
         assert max(sizes.values()) < PAGE_BYTES, sizes
@@ -396,26 +396,27 @@ def test_the_late_policy_is_nbgraders_on_make_grades_path(tmp_path):
 
     write_config(tmp_path)
     with GradingConfig.load(tmp_path).gradebook() as gradebook:
-        gradebook.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
-        gradebook.add_notebook("nb", ASSIGNMENT)
-        gradebook.add_grade_cell("t", "nb", ASSIGNMENT, max_score=3, cell_type="code")
+        gradebook.update_or_create_assignment(SERIES, duedate=DUE)
+        gradebook.add_notebook("nb", SERIES)
+        gradebook.add_grade_cell("t", "nb", SERIES, max_score=3, cell_type="code")
         gradebook.add_student("late")
-        gradebook.add_submission(ASSIGNMENT, "late", timestamp=TWO_WEEKS_LATE)
-        gradebook.find_grade("t", "nb", ASSIGNMENT, "late").auto_score = 3.0
+        gradebook.add_submission(SERIES, "late", timestamp=TWO_WEEKS_LATE)
+        gradebook.find_grade("t", "nb", SERIES, "late").auto_score = 3.0
         gradebook.db.commit()
     for method, want in (("zero", 0.0), ("none", 3.0), ("zero", 0.0)):
         write_config(tmp_path, f"c.LateSubmissionPlugin.penalty_method = {method!r}")
         config = GradingConfig.load(tmp_path)
         verdict = Verdict("nb")
         with config.gradebook() as gradebook:
-            apply_late_policy(gradebook, config.nbgrader_config(), config.db_url, "late", verdict)
+            apply_late_policy(gradebook, config.nbgrader_config(), config.db_url, "late", verdict,
+                              assignment=SERIES)
         assert read_scores_of(config, "late") == [want], method
         assert verdict.late_penalty == 3.0 - want
 
 
 def read_scores_of(config: GradingConfig, student: str) -> list[float]:
     with config.gradebook() as gradebook:
-        nb = gradebook.find_submission_notebook("nb", ASSIGNMENT, student)
+        nb = gradebook.find_submission_notebook("nb", SERIES, student)
         return [max(0.0, nb.score - (nb.late_submission_penalty or 0.0))]
 
 
@@ -429,8 +430,8 @@ def test_no_response_is_one_rule_written_by_the_one_writer(tmp_path):
     from mlmcourse.grader.results.gradebook import record_student, record_verdict
     from mlmcourse.grader.results.verdict import NO_RESPONSE, Verdict, unanswered
 
-    source = nbio.read(ROOT / "source" / ASSIGNMENT / f"{FIRST}.ipynb")
-    release = nbio.read(ROOT / "release" / ASSIGNMENT / f"{FIRST}.ipynb")
+    source = nbio.read(ROOT / "source" / SERIES / f"{FIRST}.ipynb")
+    release = nbio.read(ROOT / "release" / SERIES / f"{FIRST}.ipynb")
     [gid] = [grade_id(cell) for cell in release.cells if is_solution(cell)]
 
     def with_answer(edit):
@@ -445,13 +446,13 @@ def test_no_response_is_one_rule_written_by_the_one_writer(tmp_path):
     write_config(tmp_path)
     config = GradingConfig.load(tmp_path)
     with config.gradebook() as gradebook:
-        gradebook.update_or_create_assignment(ASSIGNMENT)
-        gradebook.add_notebook(FIRST, ASSIGNMENT)
-        gradebook.add_solution_cell(gid, FIRST, ASSIGNMENT)
+        gradebook.update_or_create_assignment(SERIES)
+        gradebook.add_notebook(FIRST, SERIES)
+        gradebook.add_solution_cell(gid, FIRST, SERIES)
         for index, (nb, want) in enumerate(cases):
             assert unanswered(nb, source) == want
             student = f"s{index}"
-            record_student(gradebook, student)
-            record_verdict(gradebook, student, Verdict(FIRST, unanswered=want))
-            [comment] = gradebook.find_submission_notebook(FIRST, ASSIGNMENT, student).comments
+            record_student(gradebook, student, assignment=SERIES)
+            record_verdict(gradebook, student, Verdict(FIRST, unanswered=want), assignment=SERIES)
+            [comment] = gradebook.find_submission_notebook(FIRST, SERIES, student).comments
             assert comment.auto_comment == (NO_RESPONSE if want else None)

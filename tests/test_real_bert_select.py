@@ -26,7 +26,7 @@ from mlmcourse.course.cells import (
     without_hidden_tests,
     without_solution_markers,
 )
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 from mlmcourse.grader.engine.submission import grade_submission
 from mlmcourse.grader.limits import Limits
 
@@ -39,7 +39,7 @@ def sample(sample_id: str):
 
 
 def source_cells() -> dict:
-    return cells_by_grade_id(nbio.read(ROOT / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"))
+    return cells_by_grade_id(nbio.read(ROOT / "source" / SERIES / f"{NOTEBOOK}.ipynb"))
 
 
 def answer(sample_id: str) -> str:
@@ -82,7 +82,7 @@ def test_hidden_test_still_passes_the_reference():
 def student_copy(sample_id: str):
     """What the student's own file holds: their answer, every other cell as source/ releases it
     (test cells without their hidden part)."""
-    nb = nbio.read(ROOT / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    nb = nbio.read(ROOT / "source" / SERIES / f"{NOTEBOOK}.ipynb")
     for cell in nb.cells:
         if is_solution(cell):
             cell.source = answer(sample_id)
@@ -125,7 +125,7 @@ def test_validate_tells_the_set_student_which_input_alone_in_a_folder(tmp_path):
 def test_grading_tells_the_set_student_which_input_and_what_to_do(tmp_path):
     """Through the grading engine (the path of `make grade`, `make check` and `nbgrader
     autograde`); every sample's score of notebook 6 is checked by tests/test_grading.py."""
-    folder = tmp_path / "submitted" / SET_SAMPLE / ASSIGNMENT
+    folder = tmp_path / "submitted" / SET_SAMPLE / SERIES
     nbio.write(sample_notebook(ROOT, sample(SET_SAMPLE), NOTEBOOK), folder / f"{NOTEBOOK}.ipynb")
     (result,) = grade_submission(ROOT, SET_SAMPLE, folder, tmp_path / "scratch", Limits(),
                                  notebooks=[NOTEBOOK])

@@ -227,13 +227,13 @@ def _twin(sample) -> str | None:
 def test_feedback_gains_the_class_line_only_when_the_course_asks(tmp_path, report):
     from traitlets.config import Config
 
-    from mlmcourse.course.layout import ASSIGNMENT
+    from mlmcourse.course.layout import SERIES
     from mlmcourse.grader.results.feedback import CLASS_LINES, ReadableFeedback
     from mlmcourse.report.build import write_class_lines
 
     (tmp_path / CLASS_LINES).parent.mkdir()
     write_class_lines(report, tmp_path / CLASS_LINES)
-    path = ROOT / "autograded" / "wrong_hardcoded_ignore_index" / ASSIGNMENT / "01_corruption.ipynb"
+    path = ROOT / "autograded" / "wrong_hardcoded_ignore_index" / SERIES / "01_corruption.ipynb"
 
     def summary(asked: bool) -> dict:
         config = Config()
@@ -270,7 +270,7 @@ def test_the_gradebook_decides_scores_and_lateness(tmp_path):
     import warnings
     from datetime import datetime, timedelta
 
-    from mlmcourse.course.layout import ASSIGNMENT
+    from mlmcourse.course.layout import SERIES
     from mlmcourse.grader.config import GradingConfig
     from mlmcourse.report.build import write_report
     from mlmcourse.report.collect import collect
@@ -285,26 +285,26 @@ def test_the_gradebook_decides_scores_and_lateness(tmp_path):
     release = read_release(course)
     due = datetime(2026, 1, 10, 17, 0)
     with config.gradebook() as gradebook:
-        gradebook.update_or_create_assignment(ASSIGNMENT, duedate=due)
+        gradebook.update_or_create_assignment(SERIES, duedate=due)
         for name in release.notebooks:
-            gradebook.update_or_create_notebook(name, ASSIGNMENT)
+            gradebook.update_or_create_notebook(name, SERIES)
             for gid, heading in release.headings[name].items():
-                gradebook.update_or_create_grade_cell(gid, name, ASSIGNMENT,
+                gradebook.update_or_create_grade_cell(gid, name, SERIES,
                                                       max_score=heading.points, cell_type="code")
         for student, late in (("reference", timedelta(0)),
                               ("wrong_labels_every_token", timedelta(hours=26))):
             gradebook.update_or_create_student(student)
             with warnings.catch_warnings():  # nbgrader 0.9 under SQLAlchemy 2: noise
                 warnings.filterwarnings("ignore", message=".*not in session.*")
-                gradebook.add_submission(ASSIGNMENT, student, timestamp=due + late)
+                gradebook.add_submission(SERIES, student, timestamp=due + late)
         for grade in gradebook.find_submission_notebook(
-                "01_corruption", ASSIGNMENT, "wrong_labels_every_token").grades:
+                "01_corruption", SERIES, "wrong_labels_every_token").grades:
             grade.auto_score = grade.max_score if grade.name != "test_labels" else 0.0
-        manual = gradebook.find_grade("test_labels", "01_corruption", ASSIGNMENT,
+        manual = gradebook.find_grade("test_labels", "01_corruption", SERIES,
                                       "wrong_labels_every_token")
         manual.manual_score = 1.0  # a TA's partial credit
         gradebook.update_or_create_student("absent_on_roster", last_name="Absent")
-        late_nb = gradebook.find_submission_notebook("01_corruption", ASSIGNMENT,
+        late_nb = gradebook.find_submission_notebook("01_corruption", SERIES,
                                                      "wrong_labels_every_token")
         late_nb.late_submission_penalty = 3.0
         gradebook.db.commit()

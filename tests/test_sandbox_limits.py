@@ -18,7 +18,7 @@ from conftest import ROOT, sample
 
 from mlmcourse.build.samples import load_sample, sample_notebook
 from mlmcourse.course import nbio
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 from mlmcourse.grader.engine.submission import grade_submission
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.processes import sandbox, zygote, zygote_handle
@@ -268,7 +268,7 @@ def test_a_class_with_attackers_costs_the_honest_students_nothing(tmp_path, fres
     handed_in = {"hostile_cpu_hog": full, "reference": full, "honest_stderr_every_call": full,
                  "hostile_output_flood": [FIRST], "hostile_stalled_reply": [FIRST]}
     for student, notebooks in handed_in.items():
-        write_student(root, root / "submitted" / student / ASSIGNMENT, student, notebooks)
+        write_student(root, root / "submitted" / student / SERIES, student, notebooks)
     started = time.monotonic()
     with dask_client(workers=2) as client:
         outcome = grade_class(root, list(handed_in), client=client,

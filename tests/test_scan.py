@@ -13,7 +13,7 @@ from conftest import ROOT
 from mlmcourse.build.samples import expected_scores, load_sample, load_samples, sample_notebook
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_solution
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 from mlmcourse.grader.engine.scan import asks_for_loss_by_hand, scan_cells, scan_source
 from mlmcourse.grader.limits import CAPS
 
@@ -72,7 +72,7 @@ def test_a_library_loss_is_a_note_only_where_the_exercise_asks_for_it_by_hand():
     assert scan_source(call, library_rule=False) == []
     self_test = "assert torch.allclose(loss(z, y), F.cross_entropy(z, y))"  # as the notebooks do
     assert scan_source(self_test, library_rule=True) == []
-    sources = {name: nbio.read(ROOT / "source" / ASSIGNMENT / f"{name}.ipynb")
+    sources = {name: nbio.read(ROOT / "source" / SERIES / f"{name}.ipynb")
                for name in notebook_names(ROOT)}
     asking = sorted(name for name, nb in sources.items() if asks_for_loss_by_hand(nb))
     assert asking == ["02_stable_log_softmax", "03_empty_mask_and_gradient"]
@@ -82,7 +82,7 @@ def honest_answers() -> dict[str, list[str]]:
     """For each honest sample (the reference, `honest_*`): its notebooks whose answer cells the
     scan marks for a look, as the engine scans them (the library rule where the notebook asks)."""
     names = notebook_names(ROOT)
-    sources = {name: nbio.read(ROOT / "source" / ASSIGNMENT / f"{name}.ipynb") for name in names}
+    sources = {name: nbio.read(ROOT / "source" / SERIES / f"{name}.ipynb") for name in names}
     marked = {}
     for student in load_samples(ROOT):
         if student.student_id != "reference" and not student.student_id.startswith("honest_"):

@@ -14,7 +14,7 @@ from mlmcourse.build.snapshots import (
     snapshot_widgets,
     widget_snapshot,
 )
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.lab import WORK, ensure_work_copies
 
 
@@ -225,7 +225,7 @@ def test_no_link_of_the_site_or_its_guides_is_broken(tmp_path):
 def test_the_snapshot_note_names_the_notebook_where_make_lab_serves_it(tmp_path):
     """`make lab` serves only the student kit (work/): the note above a saved panel names the
     reader's copy there, which the kit holds, not the worked edition's notebooks/."""
-    release = tmp_path / "release" / ASSIGNMENT
+    release = tmp_path / "release" / SERIES
     release.mkdir(parents=True)
     nbformat.write(nbformat.v4.new_notebook(), release / "04_experiment.ipynb")
     ensure_work_copies(tmp_path)

@@ -17,7 +17,7 @@ from conftest import ROOT
 
 from mlmcourse.build.samples import SUBMITTED_AT
 from mlmcourse.course.cells import TIMING_TAG
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.grader.class_run import coordinator
 from mlmcourse.grader.class_run.grading import export_for_lms
 from mlmcourse.grader.config import GradingConfig
@@ -67,9 +67,10 @@ def graded_notebook(timing_text: str, answer_text: str) -> nbformat.NotebookNode
 
 
 def write_graded(root: Path, nb: nbformat.NotebookNode) -> bytes:
-    outcome = coordinator.Outcome(STUDENT, autograded={"01_x": nbformat.writes(nb).encode()})
+    outcome = coordinator.Outcome(STUDENT, autograded={"01_x": nbformat.writes(nb).encode()},
+                                  assignment=SERIES)
     coordinator.write_autograded(root, outcome)
-    return (root / "autograded" / STUDENT / ASSIGNMENT / "01_x.ipynb").read_bytes()
+    return (root / "autograded" / STUDENT / SERIES / "01_x.ipynb").read_bytes()
 
 
 def test_a_regrade_that_changes_only_timings_keeps_the_file(tmp_path):
@@ -88,12 +89,12 @@ def course(tmp_path) -> GradingConfig:
     shutil.copy(ROOT / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
     config = GradingConfig.load(tmp_path, f"sqlite:///{tmp_path / 'gradebook.db'}")
     with config.gradebook() as gradebook:
-        gradebook.add_assignment(ASSIGNMENT)
+        gradebook.add_assignment(SERIES)
     return config
 
 
 def submit(root: Path, student: str, timestamp: str | None) -> None:
-    folder = root / "submitted" / student / ASSIGNMENT
+    folder = root / "submitted" / student / SERIES
     folder.mkdir(parents=True)
     if timestamp:
         (folder / "timestamp.txt").write_text(timestamp + "\n")
@@ -105,26 +106,26 @@ def test_students_get_a_name_and_the_submissions_timestamp(course):
         gradebook.update_or_create_student("named", first_name="Ada", last_name="Lovelace")
         submit(course.root, "named", None)
         for student in (STUDENT, "named"):
-            coordinator.record(gradebook, course, coordinator.Outcome(student))
+            coordinator.record(gradebook, course, coordinator.Outcome(student, assignment=SERIES))
         unnamed, named = gradebook.find_student(STUDENT), gradebook.find_student("named")
         assert (unnamed.last_name, unnamed.first_name) == (STUDENT, ""), (
             "a student without a roster name must show as '<id>, ', not 'None'"
         )
         assert (named.last_name, named.first_name) == ("Lovelace", "Ada"), "a roster name is kept"
-        stamp = gradebook.find_submission(ASSIGNMENT, STUDENT).timestamp
+        stamp = gradebook.find_submission(SERIES, STUDENT).timestamp
         assert stamp is not None and stamp.strftime("%Y-%m-%d %H:%M") == SUBMITTED_AT[:16]
 
 
 def test_export_for_lms_is_the_one_layout_of_nbgrader_export(course):
     submit(course.root, STUDENT, SUBMITTED_AT)
     with course.gradebook() as gradebook:
-        coordinator.record(gradebook, course, coordinator.Outcome(STUDENT))
+        coordinator.record(gradebook, course, coordinator.Outcome(STUDENT, assignment=SERIES))
     path = export_for_lms(course)
     assert path == course.root / "grades-lms.csv", "nbgrader_config.py names the export's file"
     rows = list(csv.DictReader(path.open()))
     assert [row["student_id"] for row in rows] == [STUDENT]
     row = rows[0]
-    assert row["assignment"] == ASSIGNMENT and row["last_name"] == STUDENT
+    assert row["assignment"] == SERIES and row["last_name"] == STUDENT
     assert row["score"] == "0" and row["submitted"] == "yes"
     assert row["timestamp"].endswith("+00:00"), "times in UTC, with their offset"
     assert list(row) == COLUMNS, "one layout: the hub's `nbgrader export` writes these too"

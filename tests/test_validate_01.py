@@ -26,10 +26,10 @@ from mlmcourse.course.cells import (
     without_hidden_tests,
     without_solution_markers,
 )
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 
 NAME = "01_corruption"
-SOURCE = ROOT / "source" / ASSIGNMENT / f"{NAME}.ipynb"
+SOURCE = ROOT / "source" / SERIES / f"{NAME}.ipynb"
 WRONG = [s for s in load_samples(ROOT)
          if s.student_id.startswith(("wrong_", "free_")) and NAME in s.notebooks]
 

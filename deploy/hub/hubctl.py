@@ -72,7 +72,6 @@ DEPLOY = Path(__file__).resolve().parent
 DEFAULT_HUB = Path("/srv/mlmcourse-hub")
 LAST_HUB = REPO / "build" / "hub-folder"  # the hub set up last: what `make hub` starts
 COURSE_ID = "bert_mlm_course"
-ASSIGNMENT = "bert_mlm"
 PROXY = REPO / "build" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
 
 
@@ -591,10 +590,25 @@ def remember_hub(hub: Path) -> None:
 
 
 def source_notebooks() -> list[str]:
-    """The assignment's notebooks, as source/ has them (a new notebook joins by being there)."""
-    from mlmcourse.course.layout import notebook_names
+    """Every notebook of every assignment, as source/ has them ("assignment/notebook"): a new
+    notebook or assignment joins by being there."""
+    from mlmcourse.course.layout import assignments, notebook_names
 
-    return notebook_names(REPO)
+    return [f"{assignment}/{name}" for assignment in assignments(REPO)
+            for name in notebook_names(REPO, assignment)]
+
+
+def notebook_file(entry: str) -> tuple[str, str]:
+    """(assignment, notebook) of a --notebooks entry: "assignment/notebook", or a notebook's
+    name alone (the first assignment that has it)."""
+    assignment, _, name = entry.rpartition("/")
+    if assignment:
+        return assignment, name
+    found = [held.partition("/")[0] for held in source_notebooks()
+             if held.partition("/")[2] == name]
+    if not found:
+        raise SystemExit(f"--notebooks: no notebook {name!r} in source/")
+    return found[0], name
 
 
 def max_score(notebooks: list[str]) -> float:
@@ -603,8 +617,8 @@ def max_score(notebooks: list[str]) -> float:
     from mlmcourse.course import nbio
     from mlmcourse.course.cells import total_points
 
-    return sum(total_points(nbio.read(REPO / "source" / ASSIGNMENT / f"{name}.ipynb"))
-               for name in notebooks)
+    return sum(total_points(nbio.read(REPO / "source" / assignment / f"{name}.ipynb"))
+               for assignment, name in map(notebook_file, notebooks))
 
 SPAWNERS = ("local", "containers")
 AUTHS = ("pam", "lti")  # logins: Unix users' passwords, or launches from the LMS (LTI 1.3)
@@ -855,12 +869,12 @@ def prepare_course(instructor: str, notebooks: list[str], course_id: str,
     Only what is missing is written: an edited notebook or nbgrader_config.py stays. `folder`:
     the course folder of a container hub (hub/course, every staff container mounts it)."""
     course = folder or home(instructor) / course_id
-    source = course / "source" / ASSIGNMENT
-    source.mkdir(parents=True, exist_ok=True)
-    for name in notebooks:
+    for assignment, name in map(notebook_file, notebooks):
+        source = course / "source" / assignment
+        source.mkdir(parents=True, exist_ok=True)
         target = source / f"{name}.ipynb"
         if not target.exists():
-            copy_with_language_info(REPO / "source" / ASSIGNMENT / f"{name}.ipynb", target)
+            copy_with_language_info(REPO / "source" / assignment / f"{name}.ipynb", target)
     config = course / "nbgrader_config.py"
     if not config.exists():
         config.write_text((REPO / "nbgrader_config.py").read_text() + HUB_EXCHANGE)
@@ -933,8 +947,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--students", default="", help="comma-separated Unix users (setup)")
     parser.add_argument("--tas", default="", help="comma-separated Unix users (setup)")
     parser.add_argument("--notebooks", default=",".join(source_notebooks()),
-                        help="setup: the notebooks of the assignment, comma-separated (default: "
-                        "every notebook of source/, as the course's build releases them)")
+                        help="setup: the notebooks to release, comma-separated, each "
+                        "assignment/notebook or a notebook's name (default: every notebook of "
+                        "every assignment of source/, as the course's build releases them)")
     parser.add_argument("--course-id", default=COURSE_ID,
                         help="setup: the course's id (default bert_mlm_course); a second course "
                         "or section on this machine takes another, and a hub folder and ports "

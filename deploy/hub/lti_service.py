@@ -26,7 +26,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
-ASSIGNMENT = "bert_mlm"
 SETTINGS = "state/lti.json"  # (lti_auth.SETTINGS: the hub's lti.json, beside its records)
 
 
@@ -34,6 +33,7 @@ def run_passback(hub: Path, dry_run: bool):
     """The passback's lines and failures, or the reason it could not run at all."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from mlmcourse.course.layout import only_assignment
     from mlmcourse.lms.keys import KeyFolderError
     from mlmcourse.lms.launch import USERS_FILE
     from mlmcourse.lms.passback import (
@@ -53,7 +53,8 @@ def run_passback(hub: Path, dry_run: bool):
         with private_copy(hub / "course" / "gradebook.db", hub / "state") as gradebook:
             platform = Platform.load(settings)
             ids = read_lti_ids(users)
-            scores = read_scores(f"sqlite:///{gradebook}", ASSIGNMENT,
+            # lti.json names one line item: the course's one assignment (several: an error)
+            scores = read_scores(f"sqlite:///{gradebook}", only_assignment(hub / "course"),
                                  hub / "course" / "submitted")
             return passback(platform, scores, ids, sent_record(settings), dry_run,
                             staff=read_staff(users), names=read_names(users))
@@ -97,7 +98,17 @@ took some (under the late policy <code>zero</code>, all of them).</p>
 """
 
 
-def page(handler, outcome, sent: bool) -> str:
+def course_assignment(hub: Path) -> str:
+    """The assignment the passback sends (the course's only one), or why there is none."""
+    from mlmcourse.course.layout import only_assignment
+
+    try:
+        return only_assignment(hub / "course")
+    except ValueError as err:
+        return str(err)
+
+
+def page(handler, outcome, sent: bool, assignment: str = "") -> str:
     if isinstance(outcome, str):
         lines = f'<li class="failed">Passback cannot run: {html.escape(outcome)}</li>'
     else:
@@ -106,7 +117,8 @@ def page(handler, outcome, sent: bool) -> str:
     form = (f'<form method="post">{handler.xsrf_form_html()}'
             '<button type="submit">Send grades to the LMS</button></form>')
     return PAGE.format(
-        title="Grades to the LMS", assignment=ASSIGNMENT, lines=lines or "<li>No student</li>",
+        title="Grades to the LMS", assignment=html.escape(assignment),
+        lines=lines or "<li>No student</li>",
         heading="Sent" if sent else "What would be sent (nothing is sent yet)", form=form,
         hub=html.escape(os.environ.get("JUPYTERHUB_BASE_URL", "/") + "hub/home"))
 
@@ -128,14 +140,15 @@ def make_app(hub: Path, prefix: str, key_folder: Path):
     class Grades(HubOAuthenticated, web.RequestHandler):
         @web.authenticated
         async def get(self):
-            self.write(page(self, await asyncio.to_thread(run_passback, hub, True), False))
+            self.write(page(self, await asyncio.to_thread(run_passback, hub, True), False,
+                            course_assignment(hub)))
 
         @web.authenticated
         async def post(self):
             async with sending:  # two TAs pressing at once: one sending, then the other
                 outcome = await asyncio.to_thread(run_passback, hub, False)
             self.log_sent(outcome)
-            self.write(page(self, outcome, True))
+            self.write(page(self, outcome, True, course_assignment(hub)))
 
         def log_sent(self, outcome) -> None:
             who = self.current_user["name"]

@@ -26,7 +26,7 @@ import nbformat
 
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import is_graded
-from mlmcourse.course.layout import ASSIGNMENT, find_root, notebook_names
+from mlmcourse.course.layout import SERIES, find_root, notebook_names
 from mlmcourse.grader.engine.slicing import skip_unneeded
 
 WARM_UP = "import " + ", ".join(("torch", "numpy", "matplotlib", "matplotlib.pyplot", "IPython"))
@@ -54,10 +54,10 @@ def floor(root: Path) -> dict[str, tuple[float, float]]:
 
     results = {}
     with tempfile.TemporaryDirectory(prefix="mlm-floor-") as tmp:
-        folder = Path(tmp) / ASSIGNMENT
-        shutil.copytree(root / "source" / ASSIGNMENT, folder)
+        folder = Path(tmp) / SERIES
+        shutil.copytree(root / "source" / SERIES, folder)
         os.environ["NBGRADER_EXECUTION"] = "autograde"  # as under grading: the sliders stay off
-        for name in notebook_names(root):
+        for name in notebook_names(root, SERIES):
             source = nbio.read(folder / f"{name}.ipynb")
             if not any(is_graded(cell) for cell in source.cells):
                 results[name] = (0.0, 0.0)
@@ -78,7 +78,7 @@ def engine_seconds(root: Path) -> dict[str, float]:
     from mlmcourse.grader.engine.submission import grade_submission
     from mlmcourse.grader.processes.zygote_handle import get_zygote
 
-    reference = load_sample(root / "samples" / "reference.py", notebook_names(root))
+    reference = load_sample(root / "samples" / "reference.py", notebook_names(root, SERIES))
     with tempfile.TemporaryDirectory(prefix="mlm-floor-engine-") as tmp:
         folder = Path(tmp) / "submitted"
         write_notebooks(root, reference, folder)

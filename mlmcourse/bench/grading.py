@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from mlmcourse.course import nbio
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.grader.class_run.coordinator import default_workers
 
 BENCH_SIZE = int(os.environ.get("MLMCOURSE_BENCH_CLASS", "40"))
@@ -54,16 +54,16 @@ def synthetic_class(root: Path, destination: Path, size: int, notebooks: list[st
 
     for folder in ("source", "release"):
         for name in notebooks:
-            src = root / folder / ASSIGNMENT / f"{name}.ipynb"
+            src = root / folder / SERIES / f"{name}.ipynb"
             if src.is_file():
-                (destination / folder / ASSIGNMENT).mkdir(parents=True, exist_ok=True)
-                shutil.copy(src, destination / folder / ASSIGNMENT / src.name)
+                (destination / folder / SERIES).mkdir(parents=True, exist_ok=True)
+                shutil.copy(src, destination / folder / SERIES / src.name)
     shutil.copy(root / "nbgrader_config.py", destination / "nbgrader_config.py")
     typical = []
     for path in sorted((root / "samples").glob("[a-z]*.py")):
         if not path.stem.startswith(("reference", "blank", "wrong_")):
             continue
-        sample = samples.load_sample(path, notebook_names(root))
+        sample = samples.load_sample(path, notebook_names(root, SERIES))
         if set(notebooks) & set(sample.notebooks):
             typical.append(sample)
     students = []
@@ -73,7 +73,7 @@ def synthetic_class(root: Path, destination: Path, size: int, notebooks: list[st
         whole = dataclasses.replace(sample, notebooks=list(notebooks))
         for name in notebooks:
             nb = samples.sample_notebook(root, whole, name)
-            nbio.write(nb, destination / "submitted" / student / ASSIGNMENT / f"{name}.ipynb")
+            nbio.write(nb, destination / "submitted" / student / SERIES / f"{name}.ipynb")
         students.append(student)
     return students
 
@@ -202,7 +202,7 @@ def benchmark(root: Path, size: int = BENCH_SIZE, first: int = BENCH_NOTEBOOKS) 
     from mlmcourse.grader.class_run.grading import read_scores
     from mlmcourse.grader.config import tool_env
 
-    names = notebook_names(root)[:first] if first else notebook_names(root)
+    names = notebook_names(root, SERIES)[:first] if first else notebook_names(root, SERIES)
     cores = default_workers()
     counts = sorted({int(w) for w in _knob("WORKERS", f"1,{cores}").split(",") if w.strip()})
     load_before = os.getloadavg()
@@ -218,11 +218,11 @@ def benchmark(root: Path, size: int = BENCH_SIZE, first: int = BENCH_NOTEBOOKS) 
             plain = Path(tmp) / "plain"
             shutil.copytree(template, plain)
             nbgrader = [sys.executable, "-m", "nbgrader"]
-            _run([*nbgrader, "generate_assignment", ASSIGNMENT, "--force"], plain, env)
-            seconds, _ = _run([*nbgrader, "autograde", ASSIGNMENT, "--force", "--create",
+            _run([*nbgrader, "generate_assignment", SERIES, "--force"], plain, env)
+            seconds, _ = _run([*nbgrader, "autograde", SERIES, "--force", "--create",
                                plain_nbgrader_preprocessors()], plain, env)
             rows.append(("plain `nbgrader autograde` (sequential)", 1, seconds))
-            feedback, _ = _run([*nbgrader, "generate_feedback", ASSIGNMENT, "--force"], plain, env)
+            feedback, _ = _run([*nbgrader, "generate_feedback", SERIES, "--force"], plain, env)
             rows.append(("plain `nbgrader autograde` + `generate_feedback`", 1,
                           seconds + feedback))
             plain_scores = {f"{s.student}/{s.notebook}": s.score for s in read_scores(plain)}
@@ -257,7 +257,7 @@ def benchmark(root: Path, size: int = BENCH_SIZE, first: int = BENCH_NOTEBOOKS) 
 
 def _self_check(root: Path, env: dict) -> float:
     """Wall seconds of `python -m mlmcourse check` on the reference's notebook 04."""
-    path = root / "submitted" / "reference" / ASSIGNMENT / f"{CHECKED_NOTEBOOK}.ipynb"
+    path = root / "submitted" / "reference" / SERIES / f"{CHECKED_NOTEBOOK}.ipynb"
     seconds, _ = _run([sys.executable, "-m", "mlmcourse", "check", str(path)], root, env)
     return seconds
 

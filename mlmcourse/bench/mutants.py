@@ -23,7 +23,7 @@ from mlmcourse.course.cells import (
     is_solution,
     is_solution_marker,
 )
-from mlmcourse.course.layout import source_notebooks
+from mlmcourse.course.layout import SERIES, source_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -405,7 +405,7 @@ def answer_cells(root: Path = ROOT) -> list[tuple[str, str, str]]:
     """(notebook, grade_id, source with markers) of every code answer cell of the series that
     earns points (a practice cell has no hidden test to kill its mutants)."""
     found = []
-    for path in source_notebooks(root):
+    for path in source_notebooks(root, SERIES):
         for cell in nbio.read(path).cells:
             scored = is_solution(cell) and not has_tag(cell, PRACTICE_TAG)
             code = cell.cell_type == "code" and scored

@@ -31,7 +31,7 @@ from pathlib import Path
 from mlmcourse.bench.mutants import ROOT, Mutant, answer_cells, generate_mutants, select
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import cells_by_grade_id, is_solution, without_solution_markers
-from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
+from mlmcourse.course.layout import SERIES, source_notebooks
 from mlmcourse.grader.limits import Limits
 
 TARGET_SCORE = 0.95
@@ -62,7 +62,7 @@ def reference_submission(root: Path) -> dict[str, object]:
     """Each notebook as the reference student hands it in: the source with the solution
     markers removed (the engine takes only the answer cells from a submission)."""
     notebooks = {}
-    for path in source_notebooks(root):
+    for path in source_notebooks(root, SERIES):
         nb = nbio.read(path)
         for cell in nb.cells:
             if is_solution(cell):
@@ -77,7 +77,7 @@ class Grader:
 
     def __init__(self, root: Path, workdir: Path, limits: Limits = LIMITS) -> None:
         self.root, self.limits = Path(root).resolve(), limits
-        self.submission = Path(workdir) / "submission" / ASSIGNMENT
+        self.submission = Path(workdir) / "submission" / SERIES
         self.scratch = Path(workdir) / "scratch"
         self.reference = reference_submission(self.root)
         for name, nb in self.reference.items():

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mlmcourse.course.layout import ASSIGNMENT, find_root, notebook_names
+from mlmcourse.course.layout import SERIES, find_root, notebook_names
 from mlmcourse.grader.config import GradingConfig
 from mlmcourse.report.build import write_report
 from mlmcourse.report.collect import collect
@@ -31,14 +31,14 @@ def synthetic_course(root: Path, scratch: Path, size: int = CLASS_SIZE) -> Path:
     shutil.copytree(root / "source", course / "source")
     shutil.copy2(root / "nbgrader_config.py", course / "nbgrader_config.py")
     samples = sorted(p.name for p in (root / "autograded").iterdir()
-                     if (p / ASSIGNMENT).is_dir())
-    names = notebook_names(root)
+                     if (p / SERIES).is_dir())
+    names = notebook_names(root, SERIES)
     for k in range(size):
-        folder = course / "autograded" / f"student{k:04d}" / ASSIGNMENT
+        folder = course / "autograded" / f"student{k:04d}" / SERIES
         folder.mkdir(parents=True)
         for index, name in enumerate(names):
             sample = sample_for(samples, k, index)
-            source = root / "autograded" / sample / ASSIGNMENT / f"{name}.ipynb"
+            source = root / "autograded" / sample / SERIES / f"{name}.ipynb"
             if source.is_file():
                 _link_or_copy(source, folder / source.name)
     return course

@@ -20,7 +20,7 @@ from pathlib import Path
 from mlmcourse.build.samples import SampleStudent, load_samples, sample_home
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import total_points
-from mlmcourse.course.layout import ASSIGNMENT, find_root
+from mlmcourse.course.layout import SERIES, find_root
 
 PASSED = "Success! Your notebook passes all the tests."
 ERROR_HEADER = "The error was:"
@@ -42,7 +42,7 @@ def run_validate(notebook: Path, home: Path, root: Path) -> str:
 def point_losing_pairs(root: Path) -> list[tuple[SampleStudent, str, float, float]]:
     """(sample, notebook, expected, full marks) wherever a wrong or draft sample loses points."""
     full = {path.stem: total_points(nbio.read(path))
-            for path in sorted((root / "source" / ASSIGNMENT).glob("*.ipynb"))}
+            for path in sorted((root / "source" / SERIES).glob("*.ipynb"))}
     return [(sample, name, float(points), full[name])
             for sample in load_samples(root) if sample.student_id.startswith(PREFIXES)
             for name, points in sorted(sample.expected.items()) if points < full[name]]

@@ -28,7 +28,7 @@ from mlmcourse.course.headings import (
     is_heading_only,
     is_test_cell,
 )
-from mlmcourse.course.layout import ASSIGNMENT, source_notebooks
+from mlmcourse.course.layout import SERIES, assignments, source_notebooks
 from mlmcourse.grader.config import run_nbgrader
 
 STAGES = ("release", "notebooks", "graded")
@@ -59,13 +59,15 @@ READER_NOTE = (
 
 
 def build_release(root: Path) -> None:
-    """nbgrader generate_assignment: solutions become stubs, hidden tests disappear."""
-    release = root / "release" / ASSIGNMENT
-    if release.exists():
-        shutil.rmtree(release)
-    run_nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
-    for path in sorted(release.glob("*.ipynb")):
-        nbio.write(nbio.read(path), path)  # one serialization for every generated file
+    """nbgrader generate_assignment for every assignment of source/: solutions become stubs,
+    hidden tests disappear."""
+    for assignment in assignments(root):
+        release = root / "release" / assignment
+        if release.exists():
+            shutil.rmtree(release)
+        run_nbgrader(root, "generate_assignment", assignment, "--force")
+        for path in sorted(release.glob("*.ipynb")):
+            nbio.write(nbio.read(path), path)  # one serialization for every generated file
 
 
 HIDDEN_TESTS_TITLE = "What the hidden tests check"
@@ -182,7 +184,7 @@ def build_reading_edition(root: Path, timeout: int = 600) -> None:
     for stale in folder.glob("*.ipynb"):
         stale.unlink()
     editions = {}
-    for path in source_notebooks(root):
+    for path in source_notebooks(root, SERIES):  # the worked series
         editions[path.name] = reading_edition(nbio.read(path))
         nbio.write(editions[path.name], folder / path.name)  # siblings readable by loaders
     asyncio.run(_execute_all(editions, folder, timeout))

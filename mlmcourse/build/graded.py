@@ -24,7 +24,7 @@ from mlmcourse.build.samples import (
     loaded_siblings,
     write_verdicts,
 )
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.grader.class_run.grading import autograde
 from mlmcourse.grader.config import GradingConfig
 from mlmcourse.grader.limits import Limits
@@ -91,7 +91,7 @@ def shared_helpers(sample_file: Path) -> list[str]:
 def sample_inputs(root: Path, sample: SampleStudent) -> list[str]:
     """The files of the course that this sample's submission and grading read, besides the
     grader (`GRADING_INPUTS`): its notebooks' sources and their siblings', its own file."""
-    source = root / "source" / ASSIGNMENT
+    source = root / "source" / SERIES
     notebooks = set(sample.notebooks)
     for name in sample.notebooks:
         notebooks.update(Path(sibling).stem for sibling in loaded_siblings(root, name))
@@ -157,7 +157,7 @@ def build_graded(root: Path, recorded: dict, samples: list[SampleStudent], full:
     (root / SAMPLES_GRADEBOOK).unlink(missing_ok=True)
     seconds = {}
     if chosen:  # autograde() given no students grades every submission
-        outcome = autograde(samples_config(root), chosen)
+        [outcome] = autograde(samples_config(root), chosen, assignments=[SERIES])
         seconds = {student: {v.notebook: round(v.seconds, 2) for v in done.verdicts}
                    for student, done in outcome.outcomes.items()}
     graded = [sample for sample in samples if sample.student_id in chosen]

@@ -19,7 +19,7 @@ from mlmcourse.course.cells import (
     total_points,
     without_solution_markers,
 )
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 
 Patches = dict[str, dict[str, list[tuple[str, str]]]]
 
@@ -76,14 +76,14 @@ def load_sample(path: Path, all_notebooks: list[str]) -> SampleStudent:
 
 
 def load_samples(root: Path) -> list[SampleStudent]:
-    names = notebook_names(root)
+    names = notebook_names(root, SERIES)
     return [load_sample(path, names) for path in sorted((root / "samples").glob("[a-z]*.py"))]
 
 
 def reference_notebook(root: Path, name: str) -> nbformat.NotebookNode:
     """The release notebook with every solution cell filled in from the source."""
-    release = nbio.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
-    source_cells = cells_by_grade_id(nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb"))
+    release = nbio.read(root / "release" / SERIES / f"{name}.ipynb")
+    source_cells = cells_by_grade_id(nbio.read(root / "source" / SERIES / f"{name}.ipynb"))
     for cell in release.cells:
         if is_solution(cell):
             gid = cell.metadata.nbgrader.grade_id
@@ -125,7 +125,7 @@ def sample_notebook(
     if sample.base == "reference":
         nb = reference_notebook(root, name)
     else:
-        nb = nbio.read(root / "release" / ASSIGNMENT / f"{name}.ipynb")
+        nb = nbio.read(root / "release" / SERIES / f"{name}.ipynb")
     apply_patches(sample, name, nb)
     return nb
 
@@ -152,7 +152,7 @@ def build_submissions(root: Path, students: list[SampleStudent] | None = None
     if submitted.exists():
         shutil.rmtree(submitted)
     for student in students:
-        folder = submitted / student.student_id / ASSIGNMENT
+        folder = submitted / student.student_id / SERIES
         write_notebooks(root, student, folder)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "timestamp.txt").write_text(SUBMITTED_AT + "\n")
@@ -166,7 +166,7 @@ def expected_scores(root: Path, student: SampleStudent) -> dict[str, float]:
         if name in student.expected:
             scores[name] = float(student.expected[name])
         elif student.base == "reference":
-            nb = nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb")
+            nb = nbio.read(root / "source" / SERIES / f"{name}.ipynb")
             scores[name] = total_points(nb)
         else:
             scores[name] = 0.0
@@ -184,17 +184,17 @@ def _siblings(source: Path) -> tuple[str, ...]:
 def loaded_siblings(root: Path, name: str) -> tuple[str, ...]:
     """The notebooks of the series whose answers notebook `name` loads (notebooks 4 to 6 load
     notebook 1's and 3's), derived from its code as the site's zips are (`bundles`)."""
-    return _siblings((Path(root) / "source" / ASSIGNMENT / f"{name}.ipynb").resolve())
+    return _siblings((Path(root) / "source" / SERIES / f"{name}.ipynb").resolve())
 
 
 def sample_home(root: Path, sample: SampleStudent, name: str, home: Path) -> Path:
     """A student's home as a hub leaves it: bert_mlm/ with the reference of every notebook, and
     notebook `name` (with the siblings it loads answers from) as `sample` hands it in; no
     nbgrader configuration. Returns the notebook's path."""
-    reference = load_sample(root / "samples" / "reference.py", notebook_names(root))
+    reference = load_sample(root / "samples" / "reference.py", notebook_names(root, SERIES))
     theirs = {name, *loaded_siblings(root, name)}
-    folder = home / ASSIGNMENT
-    for other in notebook_names(root):
+    folder = home / SERIES
+    for other in notebook_names(root, SERIES):
         handed_in = sample_notebook(root, sample, other) if other in theirs else None
         nbio.write(handed_in or sample_notebook(root, reference, other),
                    folder / f"{other}.ipynb")
@@ -224,7 +224,7 @@ def graded_verdicts(root: Path, student_id: str) -> dict:
     """{notebook: verdict summary} of a student's autograded notebooks under `root`."""
     from mlmcourse.grader.results.verdict import verdict_of
 
-    folder = root / "autograded" / student_id / ASSIGNMENT
+    folder = root / "autograded" / student_id / SERIES
     found = {}
     for path in sorted(folder.glob("*.ipynb")):
         verdict = verdict_of(nbio.read(path))

@@ -47,7 +47,7 @@ from mlmcourse.build.reading_view import (
 )
 from mlmcourse.build.search_index import plain_text, write_search_index
 from mlmcourse.build.snapshots import UndescribedFigure, snapshot_widgets, undescribed_figures
-from mlmcourse.course.layout import ASSIGNMENT, find_root, private_folder
+from mlmcourse.course.layout import SERIES, find_root, private_folder
 from mlmcourse.course.nbio import COURSE_METADATA
 
 SITE = Path("build") / "site"
@@ -179,7 +179,7 @@ def copy_downloads(root: Path, site: Path, pages: list[Page]) -> dict[str, list[
     if target.exists():
         shutil.rmtree(target)
     sources = (("worked", root / NOTEBOOKS, "the worked notebook"),
-               ("release", root / "release" / ASSIGNMENT, "the student release"))
+               ("release", root / "release" / SERIES, "the student release"))
     links: dict[str, list[dict]] = {page.stem: [] for page in pages}
     for kind, folder, label in sources:
         for page in pages:

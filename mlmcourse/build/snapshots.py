@@ -14,7 +14,7 @@ import html
 import math
 import re
 
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.course.nbio import WIDGET_STATE
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -186,7 +186,7 @@ def snapshot_widgets(nb, notebook_name: str) -> int:
             if view is None:
                 continue
             body = widget_snapshot(saved, view.get("model_id", ""))
-            note = SNAPSHOT_NOTE.format(assignment=ASSIGNMENT, name=html.escape(notebook_name))
+            note = SNAPSHOT_NOTE.format(assignment=SERIES, name=html.escape(notebook_name))
             output["data"] = {
                 "text/html": f'<div class="mlm-snapshot"><p class="mlm-note">{note}</p>{body}</div>'
             }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ASSIGNMENT = "bert_mlm"
+SERIES = "bert_mlm"  # the worked series: the assignment the samples answer, the reading edition
 PRIVATE = 0o700  # a folder of solutions, submissions or grades: its owner's alone
 
 
@@ -53,10 +53,38 @@ def find_course(start: Path | None = None) -> Path:
         return installed
 
 
-def source_notebooks(root: Path) -> list[Path]:
-    """The instructor notebooks of the series, in order."""
-    return sorted((root / "source" / ASSIGNMENT).glob("[0-9][0-9]_*.ipynb"))
+def assignments(root: Path) -> list[str]:
+    """The course's assignments: every folder of ``source/`` that holds a notebook, by name (a
+    hidden folder, such as ``.ipynb_checkpoints``, is none)."""
+    folder = Path(root) / "source"
+    if not folder.is_dir():
+        return []
+    return sorted(path.name for path in folder.iterdir()
+                  if path.is_dir() and not path.name.startswith((".", "_"))
+                  and any(_notebooks_in(path)))
 
 
-def notebook_names(root: Path) -> list[str]:
-    return [path.stem for path in source_notebooks(root)]
+def only_assignment(root: Path) -> str:
+    """The course's assignment where it has exactly one; else a ValueError naming them (the
+    caller must then say which)."""
+    found = assignments(root)
+    if len(found) != 1:
+        named = ", ".join(found) or "none"
+        raise ValueError(f"the course at {root} has {len(found)} assignments ({named}): "
+                         "say which one")
+    return found[0]
+
+
+def source_notebooks(root: Path, assignment: str | None = None) -> list[Path]:
+    """The instructor notebooks of `assignment` (default: the course's only one), in the order
+    their names sort in (``01_...``, ``02_...``; any names will do)."""
+    return _notebooks_in(Path(root) / "source" / (assignment or only_assignment(root)))
+
+
+def notebook_names(root: Path, assignment: str | None = None) -> list[str]:
+    return [path.stem for path in source_notebooks(root, assignment)]
+
+
+def _notebooks_in(folder: Path) -> list[Path]:
+    return sorted(path for path in folder.glob("*.ipynb")
+                  if path.is_file() and not path.name.startswith("."))

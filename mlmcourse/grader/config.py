@@ -241,6 +241,16 @@ class GradingConfig:
         )
 
     @classmethod
+    def from_nbgrader(cls, loaded: Any, root: Path, db_url: str) -> GradingConfig:
+        """The configuration nbgrader itself loaded (`nbgrader autograde`, the formgrader), by
+        the rules `load` applies to nbgrader_config.py: one reading of the settings."""
+        root = Path(root).resolve()
+        settings = grading_settings(loaded)
+        return cls(root=root, db_url=gradebook_url(root, db_url, loaded),
+                   course_id=course_id(root, loaded), limits=settings.limits(),
+                   sandbox=settings.sandbox, nbgrader=loaded)
+
+    @classmethod
     def of(cls, course: GradingConfig | Path) -> GradingConfig:
         """`course` itself when it is a configuration, else the one of the course at that root
         (for callers that only know the folder: `make build`, tests)."""

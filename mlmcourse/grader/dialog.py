@@ -4,7 +4,7 @@ The formgrader runs nbgrader's autograde in the server through `nbgrader.utils.c
 which adds a handler writing into a string to the app's logger and shows that string in the
 dialog, at whatever level the server's logger has: with a server at DEBUG, about 1,200 lines of
 nbconvert and engine debugging for one submission, and tracebacks with terminal colour codes.
-`quiet_capture` (from nbgrader's sanitize step on, `nbgrader_plugin.LastCopyOfEachCell`) finds
+`quiet_capture` (from the engine's step on, `nbgrader_plugin.EngineExecute`) finds
 that handler, raises its level to INFO and strips colour codes from what it writes;
 `quiet_dialog` (around the engine's grading, `nbgrader_plugin.EngineExecute`) also appends the
 engine's full log, DEBUG included, to `logs/autograde/<student>.log` in the course folder (the
@@ -48,8 +48,8 @@ def captured_handlers(log: logging.Logger) -> list[logging.Handler]:
 
 def quiet_capture(log: logging.Logger) -> None:
     """The dialog's handlers (capture_log's) at INFO and without colour codes, for the rest of
-    the run: nbgrader's sanitize step of ours (`nbgrader_plugin.LastCopyOfEachCell`) calls it,
-    and the engine's step again; capture_log drops its handler after the run."""
+    the run: the engine's step (`quiet_dialog`) calls it; capture_log drops its handler after
+    the run."""
     for handler in captured_handlers(log):
         handler.setLevel(max(handler.level, DIALOG_LEVEL))
         if not isinstance(handler.formatter, PlainFormatter):

@@ -26,7 +26,7 @@ from mlmcourse.course.cells import (
     without_solution_markers,
 )
 from mlmcourse.course.headings import CheckHeading, check_headings
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import assignments, notebook_names
 from mlmcourse.grader.results.verdict import Check, Incident, Kind, Status, verdict_of
 
 
@@ -60,13 +60,22 @@ class Student:
 @dataclass
 class Release:
     """What every student received: per notebook, each check's heading, the answer cells' stubs
-    and the instructor's solutions (the similarity check leaves both out)."""
+    and the instructor's solutions (the similarity check leaves both out).
+
+    A notebook is named by its file name where the course has one assignment, else as
+    "assignment/name"; `where` gives its assignment and file name."""
 
     notebooks: list[str]
     headings: dict[str, dict[str, CheckHeading]]
     max_scores: dict[str, float]
     stubs: dict[tuple[str, str], str]
     solutions: dict[tuple[str, str], str]
+    where: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def path(self, root: Path, folder: str, student: str, notebook: str) -> Path:
+        """`notebook`'s file in root/<folder>/<student>/<assignment>/."""
+        assignment, name = self.where[notebook]
+        return root / folder / student / assignment / f"{name}.ipynb"
 
 
 @dataclass
@@ -76,11 +85,20 @@ class ClassData:
     graded_at: str = ""
 
 
+def release_notebooks(root: Path) -> dict[str, tuple[str, str]]:
+    """Each notebook of the course (see `Release`) -> (assignment, file name)."""
+    found = assignments(root)
+    return {name if len(found) == 1 else f"{assignment}/{name}": (assignment, name)
+            for assignment in found for name in notebook_names(root, assignment)}
+
+
 def read_release(root: Path) -> Release:
-    names = notebook_names(root)
+    where = release_notebooks(root)
+    names = list(where)
     headings, max_scores, stubs, solutions = {}, {}, {}, {}
     for name in names:
-        nb = nbio.read(root / "source" / ASSIGNMENT / f"{name}.ipynb")
+        assignment, file_name = where[name]
+        nb = nbio.read(root / "source" / assignment / f"{file_name}.ipynb")
         headings[name] = check_headings(nb)
         max_scores[name] = sum(points(cell) for cell in nb.cells if is_graded(cell))
         for cell in nb.cells:
@@ -88,7 +106,7 @@ def read_release(root: Path) -> Release:
                 text = source_text(cell.source)
                 stubs[(name, grade_id(cell))] = release_stub(text, "code")
                 solutions[(name, grade_id(cell))] = without_solution_markers(text)
-    return Release(names, headings, max_scores, stubs, solutions)
+    return Release(names, headings, max_scores, stubs, solutions, where)
 
 
 def read_notebook(path: Path):
@@ -119,15 +137,16 @@ def read_autograded(root: Path, release: Release) -> dict[str, Student]:
     """Every student with a folder in autograded/ or submitted/; a notebook of the series they
     did not hand in is a `missing` submission worth nothing."""
     students: dict[str, Student] = {}
+    graded = {assignment for assignment, _ in release.where.values()}
     for folder in ("submitted", "autograded"):
         base = root / folder
         if base.is_dir():
             for path in sorted(base.iterdir()):
-                if (path / ASSIGNMENT).is_dir():
+                if any((path / assignment).is_dir() for assignment in graded):
                     students.setdefault(path.name, Student(path.name))
     for student in students.values():
         for name in release.notebooks:
-            path = root / "autograded" / student.student / ASSIGNMENT / f"{name}.ipynb"
+            path = release.path(root, "autograded", student.student, name)
             if path.is_file():
                 student.submissions[name] = read_submission(path, student.student, name)
             else:
@@ -139,7 +158,7 @@ def not_graded(root: Path, student: str, name: str, release: Release) -> Submiss
     """A notebook with no autograded copy: not handed in, or handed in and unreadable (the
     engine grades that as not handed in: an incident for the TA)."""
     missing = Submission(student, name, 0.0, release.max_scores[name], Status.MISSING)
-    if (root / "submitted" / student / ASSIGNMENT / f"{name}.ipynb").is_file():
+    if release.path(root, "submitted", student, name).is_file():
         missing.incidents.append(Incident(Kind.UNREADABLE, f"{name}.ipynb was handed in but "
                                           "not graded"))
     return missing
@@ -158,20 +177,29 @@ def apply_gradebook(config, students: dict[str, Student], release: Release) -> N
                     name: not_graded(config.root, entry.id, name, release)
                     for name in release.notebooks})
         for student in students.values():
-            try:
-                submission = gradebook.find_submission(ASSIGNMENT, student.student)
-            except MissingEntry:
-                continue
-            student.late_seconds = float(submission.total_seconds_late or 0.0)
-            student.late_penalty = float(submission.late_submission_penalty or 0.0)
-            for nb in submission.notebooks:
-                held = student.submissions.get(nb.name)
-                if held is None or held.status is Status.MISSING:
+            for assignment in sorted({a for a, _ in release.where.values()}):
+                try:
+                    submission = gradebook.find_submission(assignment, student.student)
+                except MissingEntry:
                     continue
-                penalty = float(nb.late_submission_penalty or 0.0)
-                held.score = max(0.0, float(nb.score) - penalty)
-                held.max_score = float(nb.max_score)
-                held.manual = any(g.manual_score is not None for g in nb.grades)
+                apply_submission(student, submission, release, assignment)
+
+
+def apply_submission(student: Student, submission, release: Release, assignment: str) -> None:
+    """One assignment's gradebook entry on the student's notebooks: scores after the late
+    penalty, manual grades; the latest delay and the penalties in all."""
+    student.late_seconds = max(student.late_seconds,
+                               float(submission.total_seconds_late or 0.0))
+    student.late_penalty += float(submission.late_submission_penalty or 0.0)
+    keys = {where: key for key, where in release.where.items()}
+    for nb in submission.notebooks:
+        held = student.submissions.get(keys.get((assignment, nb.name), ""))
+        if held is None or held.status is Status.MISSING:
+            continue
+        penalty = float(nb.late_submission_penalty or 0.0)
+        held.score = max(0.0, float(nb.score) - penalty)
+        held.max_score = float(nb.max_score)
+        held.manual = any(g.manual_score is not None for g in nb.grades)
 
 
 def has_gradebook(config) -> bool:

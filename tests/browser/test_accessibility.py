@@ -22,7 +22,7 @@ from test_browser_site import browser_page, open_page, served, site  # noqa: F40
 from test_feedback_names import graded_notebook
 
 from mlmcourse.build.docs_pages import read_docs
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.grader.results.feedback import FeedbackExporter, ReadableFeedback
 from mlmcourse.lab import STUDENT, WORK, ensure_work_copies, kernel_language_info
 from mlmcourse.report.build import write_class_report
@@ -145,7 +145,7 @@ def test_a_feedback_page(browser_page, axe_script):  # noqa: F811
     from its committed autograded notebook (what `make grade` writes into feedback/)."""
     student, notebook = FEEDBACK_OF
     nb = graded_notebook(student, notebook)
-    resources = {"nbgrader": {"notebook": notebook, "student": student, "assignment": ASSIGNMENT,
+    resources = {"nbgrader": {"notebook": notebook, "student": student, "assignment": SERIES,
                               "score": 0.0, "max_score": 24.0, "late_penalty": 0.0}}
     nb, resources = ReadableFeedback().preprocess(nb, resources)
     html, _ = FeedbackExporter().from_notebook_node(nb, resources=resources)
@@ -169,11 +169,11 @@ def test_the_class_report(browser_page, axe_script, tmp_path):  # noqa: F811
 def student_kit(tmp_path_factory):
     """A course copy whose student kit holds notebook 1 answered (the reference sample's)."""
     course = copy_course(tmp_path_factory.mktemp("a11y") / "course")
-    answered = nbformat.read(course / "submitted" / "reference" / ASSIGNMENT
+    answered = nbformat.read(course / "submitted" / "reference" / SERIES
                              / f"{LAB_NOTEBOOK}.ipynb", as_version=4)
     answered.metadata["language_info"] = kernel_language_info()
-    (course / WORK / ASSIGNMENT).mkdir(parents=True)
-    nbformat.write(answered, course / WORK / ASSIGNMENT / f"{LAB_NOTEBOOK}.ipynb")
+    (course / WORK / SERIES).mkdir(parents=True)
+    nbformat.write(answered, course / WORK / SERIES / f"{LAB_NOTEBOOK}.ipynb")
     ensure_work_copies(course)  # the other notebooks, as the release has them
     return course
 
@@ -181,7 +181,7 @@ def student_kit(tmp_path_factory):
 def test_a_notebook_run_in_a_students_lab(student_kit, browser_page, axe_script):  # noqa: F811
     page = browser_page  # one browser per module (the lab is on 127.0.0.1 too)
     with lab.serve_lab(student_kit, student_kit.parent / "lab", role=STUDENT) as url:
-        lab.open_notebook(page, url, f"{ASSIGNMENT}/{LAB_NOTEBOOK}.ipynb")
+        lab.open_notebook(page, url, f"{SERIES}/{LAB_NOTEBOOK}.ipynb")
         lab.run_all(page)
         errors = lab.error_outputs(page)
         assert errors.count() == 0, f"a cell failed:\n{errors.first.inner_text()}"

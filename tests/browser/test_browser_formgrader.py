@@ -13,7 +13,7 @@ from mlmcourse.build.graded import SAMPLES_GRADEBOOK
 from mlmcourse.build.samples import expected_scores, load_sample
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import SERIES, notebook_names
 from mlmcourse.grader.class_run.grading import read_scores
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -54,7 +54,7 @@ def test_formgrader_lists_the_assignment_and_every_students_score(ta):
     page.locator(".lm-MenuBar-item", has_text=re.compile("^Nbgrader$")).click()
     page.locator(".lm-Menu-item[data-command='nbgrader:open-formgrader']").click()
     frame = page.frame_locator("iframe").first
-    row = frame.locator("tr", has=frame.locator("td.name", has_text=ASSIGNMENT))
+    row = frame.locator("tr", has=frame.locator("td.name", has_text=SERIES))
     row.wait_for()
     submissions = row.locator("td.num-submissions").inner_text().strip()
     assert submissions == str(len(expected)), (
@@ -63,7 +63,7 @@ def test_formgrader_lists_the_assignment_and_every_students_score(ta):
     row.scroll_into_view_if_needed()
     lab.shoot(page, "ta-1-formgrader-assignments")
 
-    page.goto(f"{url}/formgrader/manage_submissions/{ASSIGNMENT}")
+    page.goto(f"{url}/formgrader/manage_submissions/{SERIES}")
     rows = page.locator("tbody tr", has=page.locator("td.student-id"))
     rows.first.wait_for()
     page.wait_for_function(
@@ -85,7 +85,7 @@ def partly_failed(course) -> tuple[str, str, list[str]]:
     """A student and notebook with some graded tests failed, and those tests' messages."""
     for score in read_scores(course):
         if 0 < score.score < score.max_score:
-            path = course / "autograded" / score.student / ASSIGNMENT / f"{score.notebook}.ipynb"
+            path = course / "autograded" / score.student / SERIES / f"{score.notebook}.ipynb"
             messages = []
             for cell in nbio.read(path).cells:
                 for output in cell.get("outputs", []) if is_graded(cell) else []:
@@ -99,7 +99,7 @@ def partly_failed(course) -> tuple[str, str, list[str]]:
 def test_feedback_shows_the_failed_checks(ta):
     course, page, _ = ta
     student, notebook, failures = partly_failed(course)
-    feedback = course / "feedback" / student / ASSIGNMENT / f"{notebook}.html"
+    feedback = course / "feedback" / student / SERIES / f"{notebook}.html"
     assert feedback.is_file(), f"no feedback for {student}/{notebook}"
     page.goto(feedback.as_uri())  # the file nbgrader hands back to the student
     page.wait_for_load_state("load")
@@ -127,7 +127,7 @@ def scores_of(course, student: str) -> dict[str, float]:
 
 def press_autograde(page, url: str, student: str) -> None:
     """The Autograde button of one submission; fails with nbgrader's log when it reports one."""
-    page.goto(f"{url}/formgrader/manage_submissions/{ASSIGNMENT}")
+    page.goto(f"{url}/formgrader/manage_submissions/{SERIES}")
     row = page.locator("tbody tr", has=page.locator("td.student-id", has_text=re.compile(
         f"^{student}$")))
     row.locator("td.autograde a").click()

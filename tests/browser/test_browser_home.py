@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 
 from mlmcourse.build.samples import load_samples, sample_home
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 
 pytestmark = pytest.mark.browser
 
@@ -42,7 +42,7 @@ def draft_in_home(page, tmp_path_factory, student_id: str):
     sample_home(ROOT, samples[student_id], NOTEBOOK, home)
     assert not list(home.rglob("nbgrader_config.py"))
     with lab.serve_home(home, tmp_path_factory.mktemp("lab")) as url:
-        lab.open_notebook(page, url, f"{ASSIGNMENT}/{NOTEBOOK}.ipynb")
+        lab.open_notebook(page, url, f"{SERIES}/{NOTEBOOK}.ipynb")
         yield home, url
 
 

@@ -17,7 +17,7 @@ from conftest import copy_course, run_course
 
 from mlmcourse.build.samples import SUBMITTED_AT, build_submissions
 from mlmcourse.course import nbio
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.lab import STUDENT, TA, WORK, ensure_work_copies
 
 pytestmark = pytest.mark.browser
@@ -49,12 +49,12 @@ def nbgrader_menu_items(page) -> list[str]:
 
 
 def test_student_lab_shows_the_kit_only_quietly_and_unmodified(course, tmp_path):
-    kit_copy = course / WORK / ASSIGNMENT / NOTEBOOK
+    kit_copy = course / WORK / SERIES / NOTEBOOK
     before = kit_copy.read_bytes()  # as `make lab` copied it
     with lab.chromium_page() as page, \
             lab.serve_lab(course, tmp_path / "lab", role=STUDENT, pinned=CELLS_ONLY) as url:
         top = json.loads(urllib.request.urlopen(f"{url}/api/contents", timeout=10).read())
-        assert [item["name"] for item in top["content"]] == [ASSIGNMENT], (
+        assert [item["name"] for item in top["content"]] == [SERIES], (
             "the student's lab must serve the kit (work/) and nothing else"
         )
         for folder in HIDDEN_FOLDERS:
@@ -64,7 +64,7 @@ def test_student_lab_shows_the_kit_only_quietly_and_unmodified(course, tmp_path)
         assert lab.http_status(f"{url}/formgrader") == 404, (
             "the formgrader answers in the student's lab")
 
-        lab.open_notebook(page, url, f"{ASSIGNMENT}/{NOTEBOOK}")
+        lab.open_notebook(page, url, f"{SERIES}/{NOTEBOOK}")
         time.sleep(3)  # the news question and the kernel's metadata come shortly after start
         lab.shoot(page, "lab-1-student-notebook")
         toasts = page.locator(".Toastify__toast").all_inner_texts()
@@ -106,7 +106,7 @@ def test_ta_lab_has_the_formgrader(course, tmp_path):
         page.locator(".lm-MenuBar-item", has_text=re.compile("^Nbgrader$")).click()
         page.locator(".lm-Menu-item[data-command='nbgrader:open-formgrader']").click()
         frame = page.frame_locator("iframe").first
-        frame.locator("td.name", has_text=ASSIGNMENT).wait_for()
+        frame.locator("td.name", has_text=SERIES).wait_for()
         lab.shoot(page, "lab-3-ta-formgrader")
 
 
@@ -148,9 +148,9 @@ def test_make_grade_on_a_fresh_clone_fills_the_formgrader(tmp_path):
 
     with lab.chromium_page() as page, lab.serve_lab(course, tmp_path / "lab", role=TA) as url:
         page.goto(f"{url}/formgrader/manage_assignments")
-        page.locator("td.name", has_text=ASSIGNMENT).wait_for()
+        page.locator("td.name", has_text=SERIES).wait_for()
         assert page.locator("#warning-exchange").count() == 0, "the exchange warning is shown"
-        page.goto(f"{url}/formgrader/manage_submissions/{ASSIGNMENT}")
+        page.goto(f"{url}/formgrader/manage_submissions/{SERIES}")
         for student in GRADED:
             row = page.locator("tbody tr", has=page.locator(
                 "td.student-id", has_text=re.compile(f"^{student}$")))

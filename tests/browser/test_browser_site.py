@@ -22,7 +22,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from mlmcourse.build.bundles import BUNDLES, HOW_TO_RUN
 from mlmcourse.build.docs_pages import read_docs
 from mlmcourse.build.site import CORE_LAST, DOWNLOADS, local_mathjax
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 
 pytestmark = [pytest.mark.browser]
 
@@ -272,7 +272,7 @@ def test_download_links_serve_the_notebooks(site, served, browser_page):
         hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
         expected = {
             f"{DOWNLOADS}/worked/{notebook.name}": notebook,
-            f"{DOWNLOADS}/release/{notebook.name}": ROOT / "release" / ASSIGNMENT / notebook.name,
+            f"{DOWNLOADS}/release/{notebook.name}": ROOT / "release" / SERIES / notebook.name,
         }
         bundle = f"{BUNDLES}/{notebook.stem}.zip"
         assert sorted(hrefs) == sorted([*expected, bundle]), f"{name}: download links {hrefs}"

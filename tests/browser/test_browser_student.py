@@ -16,7 +16,7 @@ from mlmcourse.course.cells import (
     nbgrader_meta,
     without_solution_markers,
 )
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import SERIES
 from mlmcourse.lab import WORK, ensure_work_copies
 
 pytestmark = pytest.mark.browser
@@ -29,7 +29,7 @@ corrupted = tokens.clone()
 corrupted[selected] = mask_token_id
 labels = tokens.clone()
 return corrupted, labels"""
-WORK_COPY = f"{WORK}/{ASSIGNMENT}/{NOTEBOOK}.ipynb"
+WORK_COPY = f"{WORK}/{SERIES}/{NOTEBOOK}.ipynb"
 CHECKS = re.compile(r"\bassert\b|\bexpect(_equal|_close|_raises)?\(")
 # A failed visible check: a plain assert, or the checks helpers' CheckFailed (an AssertionError).
 FAILED = ("AssertionError", "CheckFailed")
@@ -37,13 +37,13 @@ FAILED = ("AssertionError", "CheckFailed")
 
 def reference_answer(course: Path) -> str:
     """The source solution with the marker lines dropped: what a correct student types."""
-    source = nbio.read(course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    source = nbio.read(course / "source" / SERIES / f"{NOTEBOOK}.ipynb")
     return without_solution_markers(cells_by_grade_id(source)[ANSWER].source)
 
 
 def wrong_answer(course: Path) -> str:
     """The answer cell's signature and docstring, then a plausible but wrong body."""
-    source = nbio.read(course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    source = nbio.read(course / "source" / SERIES / f"{NOTEBOOK}.ipynb")
     text = cells_by_grade_id(source)[ANSWER].source
     head, _, rest = text.partition("### BEGIN SOLUTION")
     indent = head[head.rfind("\n") + 1:]
@@ -71,9 +71,9 @@ def answer_index(course: Path) -> int:
 def student(tmp_path_factory):
     """JupyterLab on a fresh copy of the course, the student's copy of notebook 1 open."""
     course = copy_course(tmp_path_factory.mktemp("student") / "course")
-    if not (course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb").is_file():
-        pytest.skip(f"source/{ASSIGNMENT}/{NOTEBOOK}.ipynb is not written yet")
-    if not (course / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb").is_file():
+    if not (course / "source" / SERIES / f"{NOTEBOOK}.ipynb").is_file():
+        pytest.skip(f"source/{SERIES}/{NOTEBOOK}.ipynb is not written yet")
+    if not (course / "release" / SERIES / f"{NOTEBOOK}.ipynb").is_file():
         done = run_course(course, "build", "release")
         assert done.returncode == 0, done.stderr[-3000:]
     ensure_work_copies(course)

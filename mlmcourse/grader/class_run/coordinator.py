@@ -1,6 +1,7 @@
 """A class in parallel: submissions graded concurrently on a Dask cluster, one coordinator.
 
-`python -m mlmcourse grade --workers N` (`make grade`) grades every submission of `submitted/`:
+`python -m mlmcourse grade --workers N` (`make grade`) grades every submission of `submitted/`,
+one assignment (a folder of `source/`) at a time on one cluster:
 
 - a Dask `LocalCluster` of N worker processes with one thread each (default: one per core), or
   the cluster whose scheduler `--scheduler tcp://HOST:8786` names (its workers need this course
@@ -16,7 +17,7 @@
 - the engine's verdicts (one per notebook) and the autograded notebooks as bytes come back to
   ONE coordinator, this process, which writes them into the gradebook through the course's one
   gradebook writer (`grader.results.gradebook`, the one nbgrader's path calls too: scores, "No
-  response.", the late policy) and into `autograded/<student>/bert_mlm/`, as each task
+  response.", the late policy) and into `autograded/<student>/<assignment>/`, as each task
   finishes, with its progress on stderr (a bar on a terminal, else a line per student).
   `mlmcourse.grader.class_run.grading.autograde` then runs nbgrader's `generate_feedback` once for
   the graded students.
@@ -46,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from mlmcourse.course import nbio
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import notebook_names, only_assignment
 from mlmcourse.grader.config import (
     GradingConfig,
     nbgrader_converter,
@@ -76,12 +77,15 @@ class Outcome:
     autograded: dict[str, bytes] = field(default_factory=dict)  # notebook name -> .ipynb bytes
     seconds: float = 0.0
     worker: str = ""
+    assignment: str = ""  # the folder of source/ it answers ("": the course's only one)
 
 
 @dataclass
 class ClassOutcome:
-    """The whole run: per-student outcomes, submissions that could not be graded, timings."""
+    """One assignment's run: per-student outcomes, submissions that could not be graded,
+    timings."""
 
+    assignment: str = ""
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # student -> why (grader's fault)
     seconds: float = 0.0
@@ -135,17 +139,20 @@ def course_snapshot(root: Path) -> dict[str, bytes]:
     return files
 
 
-def submission_files(root: Path, student: str, names: list[str] | None = None
+def submission_files(root: Path, student: str, names: list[str] | None = None, *,
+                     assignment: str | None = None, folder: Path | None = None
                      ) -> dict[str, bytes]:
-    """The student's notebooks of the series (`names`, default: the course's), as bytes: only
-    `<name>.ipynb` files at the top of submitted/<student>/bert_mlm/ are read, regular files of at
-    most `CAPS.notebook_bytes`. Nothing else of the folder is read or shipped: a junk file beside a
-    notebook costs no memory and no transfer."""
-    folder = root / "submitted" / student / ASSIGNMENT
+    """The student's notebooks of `assignment` (default: the course's only one; `names`,
+    default: the assignment's), as bytes: only `<name>.ipynb` files at the top of
+    submitted/<student>/<assignment>/ are read, regular files of at most `CAPS.notebook_bytes`.
+    Nothing else of the folder is read or shipped: a junk file beside a notebook costs no memory
+    and no transfer. `make grade` and nbgrader's autograde (`nbgrader_plugin`) both read so."""
+    assignment = assignment or only_assignment(root)
+    folder = folder or root / "submitted" / student / assignment  # (nbgrader's may differ)
     files: dict[str, bytes] = {}
     if not folder.is_dir() or folder.is_symlink():
         return files
-    for name in notebook_names(root) if names is None else names:
+    for name in notebook_names(root, assignment) if names is None else names:
         path = folder / f"{name}.ipynb"
         try:
             info = path.lstat()
@@ -169,9 +176,10 @@ class GraderFailure(RuntimeError):
 
 def grade_task(course: dict[str, bytes], student: str, submitted: dict[str, bytes],
                notebooks: list[str] | None = None, limits: Limits | None = None,
-               sandbox: str = "") -> Outcome:
-    """Grade one submission on a worker, in a scratch folder removed afterwards (`sandbox`: the
-    course's `c.Grading.sandbox`, where the worker's environment sets no mode)."""
+               sandbox: str = "", assignment: str | None = None) -> Outcome:
+    """Grade one submission of `assignment` (default: the course's only one) on a worker, in a
+    scratch folder removed afterwards (`sandbox`: the course's `c.Grading.sandbox`, where the
+    worker's environment sets no mode)."""
     from mlmcourse.grader.engine import submission as engine
 
     use_sandbox_mode(sandbox)
@@ -179,14 +187,16 @@ def grade_task(course: dict[str, bytes], student: str, submitted: dict[str, byte
     with tempfile.TemporaryDirectory(prefix="mlm-grade-") as tmp:
         scratch = Path(tmp)
         write_files(course, scratch / "course")
-        submission = scratch / "submission" / student / ASSIGNMENT
+        assignment = assignment or only_assignment(scratch / "course")
+        submission = scratch / "submission" / student / assignment
         submission.mkdir(parents=True)
         write_files(submitted, submission)
         kwargs = {} if limits is None else {"limits": limits}
         if notebooks is not None:
             kwargs["notebooks"] = list(notebooks)
         verdicts = engine.grade_submission(
-            scratch / "course", student, submission, scratch / "work", **kwargs
+            scratch / "course", student, submission, scratch / "work", assignment=assignment,
+            **kwargs
         )
         failed = [f"{v.notebook}: {v.detail}" for v in verdicts if v.status is Status.ERROR]
         if failed:  # twice the grader's fault: keep the earlier grades rather than record zeros
@@ -197,7 +207,8 @@ def grade_task(course: dict[str, bytes], student: str, submitted: dict[str, byte
             if path.is_file():
                 autograded[verdict.notebook] = portable_bytes(path, scratch)
     worker = f"{socket.gethostname()}:{os.getpid()}"
-    return Outcome(student, verdicts, autograded, time.perf_counter() - started, worker)
+    return Outcome(student, verdicts, autograded, time.perf_counter() - started, worker,
+                   assignment)
 
 
 # ---- the cluster --------------------------------------------------------------------------------
@@ -295,8 +306,8 @@ class Progress:
 # ---- the coordinator ----------------------------------------------------------------------------
 
 
-def prepare_gradebook(config: GradingConfig) -> None:
-    """Make the gradebook know the assignment, its notebooks and cells (from source/).
+def prepare_gradebook(config: GradingConfig, assignment: str) -> None:
+    """Make the gradebook know `assignment`, its notebooks and cells (from source/).
 
     nbgrader's own `generate_assignment` does this; it runs in-process, on a scratch copy of the
     course files (its release output is thrown away), against the run's database."""
@@ -307,16 +318,16 @@ def prepare_gradebook(config: GradingConfig) -> None:
         write_files(course_snapshot(config.root), scratch)
         converter = nbgrader_converter(
             GenerateAssignment, config,
-            {"CourseDirectory.assignment_id": ASSIGNMENT, "GenerateAssignment.force": True},
+            {"CourseDirectory.assignment_id": assignment, "GenerateAssignment.force": True},
             root=scratch,
         )
         run_converter(converter, "generate_assignment (to set up the gradebook)")
 
 
-def submission_timestamp(root: Path, student: str):
+def submission_timestamp(root: Path, student: str, assignment: str):
     """When the student handed in (`gradebook.submission_time`: nbgrader's timestamp.txt, by the
     rule every way in shares)."""
-    return submission_time(root / "submitted" / student / ASSIGNMENT)
+    return submission_time(root / "submitted" / student / assignment)
 
 
 def portable_bytes(path: Path, scratch: Path) -> bytes:
@@ -351,30 +362,33 @@ def record(gradebook, config: GradingConfig, outcome: Outcome) -> None:
     """Write one student's verdicts into the gradebook through the course's one writer
     (`grader.results.gradebook`), the late policy included; then each autograded notebook carries
     its verdict as recorded (with the penalty)."""
-    student = outcome.student
-    record_student(gradebook, student, submission_timestamp(config.root, student))
+    student, assignment = outcome.student, outcome.assignment or only_assignment(config.root)
+    record_student(gradebook, student, submission_timestamp(config.root, student, assignment),
+                   assignment=assignment)
     for verdict in outcome.verdicts:
-        record_verdict(gradebook, student, verdict)
+        record_verdict(gradebook, student, verdict, assignment=assignment)
     for verdict in outcome.verdicts:
-        apply_late_policy(gradebook, config.nbgrader_config(), config.db_url, student, verdict)
+        apply_late_policy(gradebook, config.nbgrader_config(), config.db_url, student, verdict,
+                          assignment=assignment)
 
 
 def write_autograded(root: Path, outcome: Outcome) -> None:
-    """Replace autograded/<student>/bert_mlm/ with the notebooks the engine graded, each with its
-    verdict as recorded (a notebook that differs from the one there only in its timing outputs
-    keeps the earlier bytes)."""
+    """Replace autograded/<student>/<assignment>/ with the notebooks the engine graded, each
+    with its verdict as recorded (a notebook that differs from the one there only in its timing
+    outputs keeps the earlier bytes)."""
     notebooks = graded_notebooks(outcome)
     for verdict in outcome.verdicts:
         if verdict.notebook in notebooks:
             verdict.attach(notebooks[verdict.notebook])
-    folder = root / "autograded" / outcome.student / ASSIGNMENT
+    assignment = outcome.assignment or only_assignment(root)
+    folder = root / "autograded" / outcome.student / assignment
     if not notebooks:  # nothing gradable was submitted: no notebook, no feedback
         if folder.exists():
             shutil.rmtree(folder)
         with contextlib.suppress(OSError):
             folder.parent.rmdir()
         return
-    fresh = folder.with_name(f".{ASSIGNMENT}.new")
+    fresh = folder.with_name(f".{assignment}.new")
     if fresh.exists():
         shutil.rmtree(fresh)
     fresh.mkdir(parents=True)
@@ -393,19 +407,22 @@ def grade_class(
     course: GradingConfig | Path,
     students: list[str],
     *,
+    assignment: str | None = None,
     notebooks: list[str] | None = None,
     progress: bool | None = None,
     client=None,
 ) -> ClassOutcome:
-    """Grade `students` concurrently; write the gradebook and autograded/ from this process.
+    """Grade `students`' submissions of `assignment` (default: the course's only one)
+    concurrently; write the gradebook and autograded/ from this process.
 
     `course`: the run's configuration (or the course root, to load it); `notebooks`: grade only
-    these; `progress`: see `Progress`; `client`: an existing Dask client to use (tests), else one
-    is made for the run on the configuration's workers or scheduler."""
+    these; `progress`: see `Progress`; `client`: an existing Dask client to use (several
+    assignments on one cluster, tests), else one is made for the run on the configuration's
+    workers or scheduler."""
     config = GradingConfig.of(course)
     tools_on_path()
     started = time.perf_counter()
-    report = ClassOutcome()
+    report = ClassOutcome(assignment or only_assignment(config.root))
     if not students:
         return report
     with contextlib.ExitStack() as stack:
@@ -421,11 +438,11 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
                progress: bool | None, report: ClassOutcome) -> None:
     from distributed import as_completed
 
-    root = config.root
+    root, assignment = config.root, report.assignment
     # Shown at once, not after the gradebook is set up: a log must not stay empty meanwhile.
     shown = Progress(len(students), progress, workers=report.workers)
     [course] = client.scatter([course_snapshot(root)], broadcast=True)
-    series = notebook_names(root)
+    series = notebook_names(root, assignment)
     waiting = iter(students)
     futures: dict = {}
 
@@ -435,8 +452,9 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
         student = next(waiting, None)
         if student is None:
             return None
-        future = client.submit(grade_task, course, student, submission_files(root, student, series),
-                               notebooks, config.limits, config.sandbox,
+        submitted = submission_files(root, student, series, assignment=assignment)
+        future = client.submit(grade_task, course, student, submitted, notebooks, config.limits,
+                               config.sandbox, assignment,
                                key=f"grade-{student}-{time.monotonic_ns()}", pure=False)
         futures[future] = student
         return future
@@ -444,7 +462,7 @@ def _run_tasks(client, config: GradingConfig, students: list[str], notebooks: li
     first = [future for future in (submit_next() for _ in range(in_flight_limit(report.workers)))
              if future is not None]
     try:  # the workers start grading while this process sets up the gradebook
-        prepare_gradebook(config)
+        prepare_gradebook(config, assignment)
     except BaseException:
         client.cancel(first)
         shown.close()

@@ -16,12 +16,15 @@ them; nothing here decides pass or fail.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlmcourse.course.layout import ASSIGNMENT, notebook_names
+from mlmcourse.course.layout import assignments as course_assignments
+from mlmcourse.course.layout import notebook_names
 from mlmcourse.grader.class_run import coordinator
 from mlmcourse.grader.config import GradingConfig, nbgrader_converter, run_converter
 
@@ -36,6 +39,7 @@ class Score:
     max_score: float
     late_penalty: float = 0.0  # what the course's late policy took (nbgrader's gradebook)
     late_seconds: float = 0.0  # how late the submission was (0: on time, or no due date)
+    assignment: str = ""
 
 
 class GradingError(RuntimeError):
@@ -51,11 +55,39 @@ class GradingError(RuntimeError):
         )
 
 
-def submitted_students(root: Path) -> list[str]:
+def submitted_students(root: Path, assignment: str | None = None) -> list[str]:
+    """The students with a folder of `assignment` (default: of any assignment of the course)
+    under submitted/."""
     folder = root / "submitted"
     if not folder.is_dir():
         return []
-    return sorted(p.name for p in folder.iterdir() if (p / ASSIGNMENT).is_dir())
+    wanted = [assignment] if assignment else course_assignments(root)
+    return sorted(p.name for p in folder.iterdir()
+                  if any((p / name).is_dir() for name in wanted))
+
+
+def not_graded(root: Path) -> list[str]:
+    """Folders under submitted/<student>/ that are no assignment of source/ (a typo, an
+    assignment not yet in source/): `make grade` names each one instead of skipping it."""
+    folder = root / "submitted"
+    known = set(course_assignments(root))
+    if not folder.is_dir():
+        return []
+    return sorted(f"submitted/{student.name}/{inner.name}"
+                  for student in folder.iterdir() if student.is_dir()
+                  for inner in student.iterdir()
+                  if inner.is_dir() and inner.name not in known
+                  and not inner.name.startswith("."))
+
+
+def warn_not_graded(root: Path) -> list[str]:
+    """One warning line on stderr per folder `not_graded` finds; the folders."""
+    unknown = not_graded(root)
+    for path in unknown:
+        known = ", ".join(course_assignments(root)) or "none"
+        print(f"grade: warning: {path} is not graded: no assignment of that name in source/ "
+              f"(the assignments: {known})", file=sys.stderr)
+    return unknown
 
 
 # ---- grading, feedback, scores ------------------------------------------------------------------
@@ -65,46 +97,80 @@ def autograde(
     course: GradingConfig | Path,
     students: list[str] | None = None,
     *,
+    assignments: list[str] | None = None,
     progress: bool | None = None,
-) -> coordinator.ClassOutcome:
-    """Autograde and generate feedback for the given students (default: every submission).
+) -> list[coordinator.ClassOutcome]:
+    """Autograde and generate feedback for the given students (default: every submission) of
+    the given assignments (default: every assignment of source/ that has a submission), one
+    assignment after another on one cluster; one `ClassOutcome` per assignment.
 
     `course`: the run's configuration, or the course root (its configuration is loaded).
-    Grades go to the gradebook, notebooks to autograded/<student>/, feedback to
-    feedback/<student>/. Raises `GradingError` after everything else is written when some
-    submissions could not be graded at all (the grader failed, not the student)."""
+    Grades go to the gradebook, notebooks to autograded/<student>/<assignment>/, feedback to
+    feedback/<student>/<assignment>/. A folder under submitted/<student>/ that is no
+    assignment is named on stderr. Raises `GradingError` after everything else is written when
+    some submissions could not be graded at all (the grader failed, not the student)."""
     config = GradingConfig.of(course)
-    chosen = list(students) if students else submitted_students(config.root)
-    outcome = coordinator.grade_class(config, chosen, progress=progress)
-    graded = [student for student in chosen if student not in outcome.failed]
-    if graded:
-        generate_feedback(config, graded)
-    if outcome.failed:
-        raise GradingError(outcome.failed, outcome)
-    return outcome
+    warn_not_graded(config.root)
+    runs = {name: list(students) if students else submitted_students(config.root, name)
+            for name in assignments or course_assignments(config.root)}
+    runs = {name: chosen for name, chosen in runs.items() if chosen}
+    outcomes = []
+    with contextlib.ExitStack() as stack:
+        client = None
+        if len(runs) > 1:  # one cluster for every assignment (its workers start once)
+            client = stack.enter_context(coordinator.dask_client(config.workers,
+                                                                 config.scheduler))
+        for name, chosen in runs.items():
+            outcome = coordinator.grade_class(config, chosen, assignment=name,
+                                              progress=progress, client=client)
+            outcome.assignment = name
+            graded = [student for student in chosen if student not in outcome.failed]
+            if graded:
+                generate_feedback(config, graded, name)
+            outcomes.append(outcome)
+    failed = {f"{student} ({done.assignment})" if len(outcomes) > 1 else student: why
+              for done in outcomes for student, why in done.failed.items()}
+    if failed:
+        raise GradingError(failed, outcomes)
+    return outcomes
 
 
-def needs_a_look(outcome: coordinator.ClassOutcome) -> list[str]:
+def needs_a_look(outcomes: list[coordinator.ClassOutcome]) -> list[str]:
     """One line per incident a TA should look at by hand (`verdict.Kind.needs_a_look`)."""
     lines = []
+    for outcome in outcomes:
+        lines += _needs_a_look(outcome, len(outcomes) > 1)
+    return lines
+
+
+def _needs_a_look(outcome: coordinator.ClassOutcome, named: bool) -> list[str]:
+    lines = []
+    where = f"{outcome.assignment}/" if named else ""
     for student, done in sorted(outcome.outcomes.items()):
         for verdict in done.verdicts:
             for incident in verdict.needs_a_look():
-                lines.append(f"{student} / {verdict.notebook}: {incident.kind.what}: "
+                lines.append(f"{student} / {where}{verdict.notebook}: {incident.kind.what}: "
                              f"{incident.detail}")
     return lines
 
 
-def generate_feedback(course: GradingConfig | Path, students: list[str]) -> None:
-    """nbgrader generate_feedback, once, for these students: readable feedback (see feedback.py)."""
+def generate_feedback(course: GradingConfig | Path, students: list[str],
+                      assignment: str | None = None) -> None:
+    """nbgrader generate_feedback, once per assignment (default: every one), for these
+    students: readable feedback (see feedback.py)."""
+    config = GradingConfig.of(course)
+    for name in [assignment] if assignment else course_assignments(config.root):
+        _generate_feedback(config, students, name)
+
+
+def _generate_feedback(config: GradingConfig, students: list[str], assignment: str) -> None:
     from nbgrader.converters import GenerateFeedback
 
     from mlmcourse.grader.results.feedback import FEEDBACK_PREPROCESSORS, FeedbackExporter
 
-    config = GradingConfig.of(course)
     folder = config.root / "autograded"
     present = {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
-    with_notebooks = {p.parent.parent.name for p in folder.glob(f"*/{ASSIGNMENT}/*.ipynb")}
+    with_notebooks = {p.parent.parent.name for p in folder.glob(f"*/{assignment}/*.ipynb")}
     wanted = sorted(set(students) & with_notebooks)
     if not wanted:
         return
@@ -112,7 +178,7 @@ def generate_feedback(course: GradingConfig | Path, students: list[str]) -> None
         "GenerateFeedback.preprocessors": list(FEEDBACK_PREPROCESSORS),
         "GenerateFeedback.exporter_class": FeedbackExporter,
         "GenerateFeedback.force": True,
-        "CourseDirectory.assignment_id": ASSIGNMENT,
+        "CourseDirectory.assignment_id": assignment,
     }
     if len(wanted) == 1:
         settings["CourseDirectory.student_id"] = wanted[0]
@@ -127,19 +193,20 @@ def read_scores(course: GradingConfig | Path) -> list[Score]:
     from nbgrader.api import MissingEntry
 
     config = GradingConfig.of(course)
-    names = notebook_names(config.root)
     scores = []
     with config.gradebook() as gradebook:
-        for student in submitted_students(config.root):
-            for name in names:
-                try:
-                    nb = gradebook.find_submission_notebook(name, ASSIGNMENT, student)
-                except MissingEntry:
-                    continue
-                penalty = float(nb.late_submission_penalty or 0.0)
-                late = float(nb.assignment.total_seconds_late or 0.0)
-                scores.append(Score(student, name, max(0.0, float(nb.score) - penalty),
-                                    float(nb.max_score), penalty, late))
+        for assignment in course_assignments(config.root):
+            names = notebook_names(config.root, assignment)
+            for student in submitted_students(config.root, assignment):
+                for name in names:
+                    try:
+                        nb = gradebook.find_submission_notebook(name, assignment, student)
+                    except MissingEntry:
+                        continue
+                    penalty = float(nb.late_submission_penalty or 0.0)
+                    late = float(nb.assignment.total_seconds_late or 0.0)
+                    scores.append(Score(student, name, max(0.0, float(nb.score) - penalty),
+                                        float(nb.max_score), penalty, late, assignment))
     return scores
 
 
@@ -150,19 +217,28 @@ STUDENT_WIDTH = 28  # a longer student id is cut (with …) so that the table fi
 def column_labels(notebooks: list[str]) -> dict[str, str]:
     """Short column labels: a notebook's number ("01" of "01_corruption") where the numbers
     tell them apart, else the name cut to 10 characters."""
-    numbers = {name: name.split("_", 1)[0] for name in notebooks}
+    numbers = {name: _number(name) for name in notebooks}
     if len(set(numbers.values())) == len(notebooks):
         return numbers
     return {name: name[:10] for name in notebooks}
+
+
+def _number(column: str) -> str:
+    """ "01" of "01_corruption"; "second/01" of "second/01_intro" (several assignments)."""
+    folder, _, name = column.rpartition("/")
+    number = name.split("_", 1)[0]
+    return f"{folder}/{number}" if folder else number
 
 
 def score_table(scores: list[Score]) -> str:
     """A plain-text table that fits a terminal (about 80-100 columns for six notebooks): one row
     per student, one column per notebook (its number), the total and how late the submission
     was; then the class's means, and a legend of the columns."""
-    notebooks = sorted({s.notebook for s in scores})
+    several = len({s.assignment for s in scores}) > 1
+    key = {s: f"{s.assignment}/{s.notebook}" if several else s.notebook for s in scores}
+    notebooks = sorted(set(key.values()))
     students = sorted({s.student for s in scores})
-    lookup = {(s.student, s.notebook): s for s in scores}
+    lookup = {(s.student, key[s]): s for s in scores}
     labels = column_labels(notebooks)
     rows = []
     for student in students:
@@ -238,10 +314,10 @@ def _fmt(value: float) -> str:
 def write_csv(scores: list[Score], path: Path) -> None:
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "notebook", "score", "max_score", "late",
+        writer.writerow(["assignment", "student", "notebook", "score", "max_score", "late",
                          "late_penalty"])
-        for s in sorted(scores, key=lambda s: (s.student, s.notebook)):
-            writer.writerow([s.student, s.notebook, _fmt(s.score), _fmt(s.max_score),
+        for s in sorted(scores, key=lambda s: (s.assignment, s.student, s.notebook)):
+            writer.writerow([s.assignment, s.student, s.notebook, _fmt(s.score), _fmt(s.max_score),
                              late_text(s.late_seconds), _fmt(s.late_penalty)])
 
 

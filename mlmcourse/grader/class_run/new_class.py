@@ -13,7 +13,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from mlmcourse.course.layout import ASSIGNMENT, private_folder
+from mlmcourse.course.layout import assignments, private_folder
 from mlmcourse.course.roster import read_roster
 
 
@@ -30,11 +30,12 @@ def new_class(course: Path, folder: Path, roster: Path | None = None) -> list[st
                           f"is there); grade it with `make grade CLASS={folder}`")
     if folder == course.resolve() or course.resolve() in folder.parents:
         raise ValueError(f"{folder} is inside the course's repository: choose a folder outside "
-                         "it (e.g. ~/bert_mlm_class), where the samples cannot mix in")
+                         "it (e.g. ~/my_class), where the samples cannot mix in")
     members = read_roster(roster) if roster else []
     private_folder(folder)
-    shutil.copytree(course / "source" / ASSIGNMENT, folder / "source" / ASSIGNMENT,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    for assignment in assignments(course):  # every assignment of source/
+        shutil.copytree(course / "source" / assignment, folder / "source" / assignment,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     shutil.copy2(course / "nbgrader_config.py", folder / "nbgrader_config.py")
     return import_students(folder, members)
 

@@ -65,7 +65,7 @@ from pathlib import Path
 
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import grade_id, is_graded, is_solution, points
-from mlmcourse.course.layout import ASSIGNMENT
+from mlmcourse.course.layout import notebook_names, only_assignment
 from mlmcourse.grader.engine.rebuild import (
     cells_to_run,
     copy_submission,
@@ -303,8 +303,9 @@ def prepare_scratch(course_root: Path, student: str, scratch: Path) -> Path:
 
 
 def autograded_path(course: Path, student: str, name: str) -> Path:
-    """Where the engine writes the autograded notebook `name` in the scratch course."""
-    return course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
+    """Where the engine writes the autograded notebook `name` in the scratch course (which
+    grades one assignment, so no folder names it)."""
+    return course / "autograded" / student / f"{name}.ipynb"
 
 
 def write_harness_config(name: str, sources: dict, submitted: dict, course: Path) -> Path:
@@ -413,7 +414,7 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     source_nb = sources[name]
     student_nb = submitted.get(name)
     if student_nb is None:
-        handed_in = (course / "submitted" / student / ASSIGNMENT / f"{name}.ipynb").exists()
+        handed_in = (submitted_copy(course, student) / f"{name}.ipynb").exists()
         verdict = missing_verdict(name, source_nb, handed_in)
         if not handed_in:
             return verdict
@@ -430,7 +431,7 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
                           time.monotonic() - started)
         return written(verdict, graded, course, student)
     run_dir = course / "run" / name
-    copy_submission(course / "submitted" / student / ASSIGNMENT, run_dir, sources)
+    copy_submission(submitted_copy(course, student), run_dir, sources)
     config_path = write_harness_config(name, sources, submitted, course)
     incidents_path(course, name).unlink(missing_ok=True)  # a retry starts with a clean log
     # Read on the trusted side, before the student's code runs: what can the grader not check?
@@ -453,6 +454,11 @@ def grade_notebook(name: str, sources: dict, submitted: dict, course: Path, stud
     detail = "; ".join([d for d in [run.detail, *notes] if d])
     verdict = Verdict(name, status, checks, incidents, detail, left, time.monotonic() - started)
     return written(verdict, graded, course, student)
+
+
+def submitted_copy(course: Path, student: str) -> Path:
+    """Where the scratch course holds the student's notebooks (one assignment's)."""
+    return course / "submitted" / student
 
 
 def written(verdict: Verdict, graded, course: Path, student: str) -> Verdict:
@@ -480,29 +486,29 @@ def missing_verdict(name: str, source_nb, handed_in: bool, status: Status = Stat
 
 def grade_submission(course_root: Path, student: str, submission_dir: Path, scratch: Path,
                      limits: Limits = Limits(),  # noqa: B008  (frozen: a shared default is fine)
-                     notebooks: list[str] | None = None) -> list[Verdict]:
-    """Grade every notebook of the series for one submission, each in its own kernel: one
+                     notebooks: list[str] | None = None,
+                     assignment: str | None = None) -> list[Verdict]:
+    """Grade every notebook of an assignment for one submission, each in its own kernel: one
     `Verdict` per notebook.
 
     course_root: the course directory (only ``source/`` is read).
-    submission_dir: the folder with the student's ``NN_name.ipynb`` files (read, never written).
+    submission_dir: the folder with the student's notebooks (read, never written).
     scratch: a folder for the scratch course ``scratch/<student>/``; the autograded notebooks are
     written there (`autograded_path`).
-    notebooks: grade only these notebook names (default: the whole series).
+    notebooks: grade only these notebook names (default: the assignment's every notebook).
+    assignment: the folder of ``source/`` the submission answers (default: the course's only one).
     """
     course_root = Path(course_root).resolve()
     submission_dir = Path(submission_dir)
-    source_dir = course_root / "source" / ASSIGNMENT
-    names = sorted(p.stem for p in source_dir.glob("[0-9][0-9]_*.ipynb"))
-    if notebooks is not None:
-        names = [n for n in names if n in notebooks]
+    assignment = assignment or only_assignment(course_root)
+    series = notebook_names(course_root, assignment)
+    names = series if notebooks is None else [n for n in series if n in notebooks]
     from mlmcourse.grader.processes.zygote_handle import get_zygote
 
     get_zygote()  # started once per process (it imports torch), before any notebook's clock
     course = prepare_scratch(course_root, student, Path(scratch).resolve())
-    sources = {n: nbio.read(course / "source" / ASSIGNMENT / f"{n}.ipynb")
-               for n in sorted(p.stem for p in source_dir.glob("[0-9][0-9]_*.ipynb"))}
-    copied = course / "submitted" / student / ASSIGNMENT
+    sources = {n: nbio.read(course / "source" / assignment / f"{n}.ipynb") for n in series}
+    copied = submitted_copy(course, student)
     copy_submission(submission_dir, copied, sources)
     submitted = {n: read_submitted_notebook(copied / f"{n}.ipynb") for n in sources}
     verdicts = []

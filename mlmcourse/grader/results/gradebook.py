@@ -18,7 +18,6 @@ import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mlmcourse.course.layout import ASSIGNMENT
 from mlmcourse.grader.results.verdict import NO_RESPONSE, Verdict
 
 TIMESTAMP_FILE = "timestamp.txt"  # nbgrader's: when the student submitted
@@ -60,9 +59,9 @@ def submission_time(folder: Path, logger: logging.Logger | logging.LoggerAdapter
     return written
 
 
-def record_student(gradebook, student: str, timestamp=None) -> None:
-    """The student and their submission in the gradebook (nbgrader's `autograde` does this
-    itself before it grades; `make grade` calls it)."""
+def record_student(gradebook, student: str, timestamp=None, *, assignment: str) -> None:
+    """The student and their submission of `assignment` in the gradebook (nbgrader's
+    `autograde` does this itself before it grades; `make grade` calls it)."""
     known = gradebook.update_or_create_student(student)
     if known.first_name is None and known.last_name in (None, student):
         # The formgrader lists students as "last, first" and writes a missing name as "None".
@@ -73,13 +72,14 @@ def record_student(gradebook, student: str, timestamp=None) -> None:
         # nbgrader 0.9's add_submission under SQLAlchemy 2 warns "... not in session, add
         # operation along ... will not proceed" for every new submission: noise, not an error.
         warnings.filterwarnings("ignore", message=".*not in session.*")
-        gradebook.update_or_create_submission(ASSIGNMENT, student, **extra)
+        gradebook.update_or_create_submission(assignment, student, **extra)
 
 
-def record_verdict(gradebook, student: str, verdict: Verdict) -> None:
-    """Write one notebook's verdict: scores and "No response." (no point rests on what the
-    student's process reports, so the grader sets no cell to manual grading)."""
-    submitted = gradebook.find_submission_notebook(verdict.notebook, ASSIGNMENT, student)
+def record_verdict(gradebook, student: str, verdict: Verdict, *, assignment: str) -> None:
+    """Write one verdict of a notebook of `assignment`: scores and "No response." (no point
+    rests on what the student's process reports, so the grader sets no cell to manual
+    grading)."""
+    submitted = gradebook.find_submission_notebook(verdict.notebook, assignment, student)
     checks = {check.grade_id: check for check in verdict.checks}
     for grade in submitted.grades:
         check = checks.get(grade.name)
@@ -92,7 +92,7 @@ def record_verdict(gradebook, student: str, verdict: Verdict) -> None:
 
 
 def apply_late_policy(gradebook, nbgrader_config, db_url: str, student: str,
-                      verdict: Verdict) -> None:
+                      verdict: Verdict, *, assignment: str) -> None:
     """The course's late policy (nbgrader_config.py's `c.LateSubmissionPlugin.penalty_method`,
     `c.AssignLatePenalties.plugin_class`) on one graded notebook, by nbgrader's own
     `AssignLatePenalties`, which opens the gradebook itself: call it after `record_verdict`
@@ -101,9 +101,9 @@ def apply_late_policy(gradebook, nbgrader_config, db_url: str, student: str,
     from nbformat import v4
     from nbgrader.preprocessors import AssignLatePenalties
 
-    resources = {"nbgrader": {"notebook": verdict.notebook, "assignment": ASSIGNMENT,
+    resources = {"nbgrader": {"notebook": verdict.notebook, "assignment": assignment,
                               "student": student, "db_url": db_url}}
     AssignLatePenalties(config=nbgrader_config).preprocess(v4.new_notebook(), resources)
     gradebook.db.expire_all()
-    held = gradebook.find_submission_notebook(verdict.notebook, ASSIGNMENT, student)
+    held = gradebook.find_submission_notebook(verdict.notebook, assignment, student)
     verdict.late_penalty = float(held.late_submission_penalty or 0.0)
