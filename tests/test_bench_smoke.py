@@ -30,11 +30,15 @@ QUICK = {
     "report": {"MLMCOURSE_BENCH_REPORT_CLASS": "6"},
 }
 # The parts that grade (the engine's fork server, kernels, nbgrader, a Dask cluster): one
-# notebook, one or two students, one mutant, one Validate pair.
+# notebook, one or two students, one mutant, one Validate pair. `bench grading` grades with
+# plain nbgrader and `make grade` (its ratio); its rows for a separate `dask scheduler` and for
+# `make check` stay off here (their commands are tested in test_parallel.py and
+# test_self_check_any_name.py), which halves the run.
 GRADING = {
     "floor": {"MLMCOURSE_BENCH_NOTEBOOKS": "1"},
     "grading": {"MLMCOURSE_BENCH_CLASS": "2", "MLMCOURSE_BENCH_NOTEBOOKS": "1",
-                "MLMCOURSE_BENCH_WORKERS": "1"},
+                "MLMCOURSE_BENCH_WORKERS": "1", "MLMCOURSE_BENCH_SCHEDULER": "0",
+                "MLMCOURSE_BENCH_CHECK": "0"},
     "mutation": {"MLMCOURSE_MUTATION_SAMPLE": "1000",
                  "MLMCOURSE_MUTATION_FUNCTIONS": "make_mlm_inputs"},
     "validate": {"MLMCOURSE_BENCH_VALIDATE_PAIRS": "1"},
