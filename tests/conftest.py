@@ -100,6 +100,7 @@ def needs_the_build(item: pytest.Item) -> bool:
     return "built_course" in getattr(item, "fixturenames", ())
 
 
+@pytest.hookimpl(trylast=True)  # after deselection: only the selected tests count
 def pytest_collection_modifyitems(config, items):
     """The modules that read the fresh build go last (in their order), so that the rest of the
     suite runs while the build does. Whole modules move: a module's own fixtures stay one."""
