@@ -67,7 +67,7 @@ BUILD_AT_START = os.environ.get("MLMCOURSE_TESTS_BUILD_AT_START", "1") != "0"
 
 
 class FreshBuild:
-    """`python -m mlmcourse build --full` of a copy of the course, running in a process of its own."""
+    """`python -m mlmcourse build --full` of a copy of the course, in a process of its own."""
 
     def __init__(self, folder: Path):
         self.copy = copy_course(folder / "course")
