@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -58,13 +59,73 @@ def run_course(root: Path, *args: str, timeout: float = 1800) -> subprocess.Comp
     )
 
 
+# The fresh build (grading the whole sample class on every core) is the suite's longest step,
+# and most other tests leave a core idle (the browser and hub tests mostly wait). So it starts
+# in the background as the session starts, and the modules that read it run last: it is done,
+# or nearly, when they begin. MLMCOURSE_TESTS_BUILD_AT_START=0 builds it when first needed.
+BUILD_AT_START = os.environ.get("MLMCOURSE_TESTS_BUILD_AT_START", "1") != "0"
+
+
+class FreshBuild:
+    """`python -m mlmcourse build --full` of a copy of the course, in a process of its own."""
+
+    def __init__(self, folder: Path):
+        self.copy = copy_course(folder / "course")
+        self.log = folder / "build.log"
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(
+                # --full: every sample regraded, whatever is committed
+                [sys.executable, "-m", "mlmcourse", "build", "--full"], cwd=self.copy,
+                env=course_env(self.copy), stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)  # its own process group: stopped whole if abandoned
+
+    def result(self, timeout: float = 1800) -> Path:
+        """The built copy, once the build is done (and succeeded)."""
+        returncode = self.process.wait(timeout=timeout)
+        assert returncode == 0, f"the build failed:\n{self.log.read_text()[-8000:]}"
+        return self.copy
+
+    def stop(self) -> None:
+        """A session that ends before it needed the build stops it (and what it started)."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def needs_the_build(item: pytest.Item) -> bool:
+    return "built_course" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(trylast=True)  # after deselection: only the selected tests count
+def pytest_collection_modifyitems(config, items):
+    """The modules that read the fresh build go last (in their order), so that the rest of the
+    suite runs while the build does. Whole modules move: a module's own fixtures stay one."""
+    if not BUILD_AT_START:
+        return
+    late = {getattr(item, "module", None) for item in items if needs_the_build(item)}
+    items[:] = ([item for item in items if getattr(item, "module", None) not in late]
+                + [item for item in items if getattr(item, "module", None) in late])
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fresh_build(request, tmp_path_factory):
+    """Starts the fresh build as the session starts, if a selected test reads it."""
+    if not (BUILD_AT_START and any(needs_the_build(item) for item in request.session.items)):
+        yield None
+        return
+    build = FreshBuild(tmp_path_factory.mktemp("built"))
+    yield build
+    build.stop()
+
+
 @pytest.fixture(scope="session")
-def built_course(tmp_path_factory) -> Path:
+def built_course(fresh_build, tmp_path_factory) -> Path:
     """A copy of the course, rebuilt from source/ and samples/ by `python -m mlmcourse build`."""
-    copy = copy_course(tmp_path_factory.mktemp("built") / "course")
-    done = run_course(copy, "build", "--full")  # every sample regraded, whatever is committed
-    assert done.returncode == 0, f"the build failed:\n{done.stdout}\n{done.stderr[-5000:]}"
-    return copy
+    return (fresh_build or FreshBuild(tmp_path_factory.mktemp("built"))).result()
 
 
 

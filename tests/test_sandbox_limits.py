@@ -253,7 +253,8 @@ def test_a_class_with_attackers_costs_the_honest_students_nothing(tmp_path, fres
     """Two Dask workers, as `make grade --workers 2`: a CPU hog (8 spinning children, in
     notebook 1 and, through its loaded functions, in notebook 4), an output flood and a stalled
     reply beside the reference and an honest student who prints to stderr on every call. The
-    honest ones keep every point, each attacker gets exactly its score, in bounded time."""
+    honest ones keep every point, each attacker gets exactly its score, the stall ended by the
+    grader's own deadline."""
     from mlmcourse.grader.class_run.coordinator import dask_client, grade_class
 
     handle = zygote_handle.get_zygote()
@@ -283,4 +284,7 @@ def test_a_class_with_attackers_costs_the_honest_students_nothing(tmp_path, fres
         assert scores[(honest, EXPERIMENT)] == 5, honest
     for hostile in ("hostile_cpu_hog", "hostile_output_flood", "hostile_stalled_reply"):
         assert scores[(hostile, FIRST)] == sample(hostile).expected[FIRST], hostile  # as the build
-    assert seconds < 420, f"the class took {seconds:.0f} s"
+    # Bounded by the grader's own deadlines, not by this test's clock: the stall ended as a
+    # timeout of the call it stalled (how long the class took is printed above, not judged).
+    stalled = {v.notebook: v for v in outcome.outcomes["hostile_stalled_reply"].verdicts}
+    assert stalled[FIRST].status == "timeout", stalled[FIRST]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,18 +27,34 @@ def _grading() -> int:
     return grading_main()
 
 
+def _shape_args(knob: str, flags: tuple[str, ...]) -> list[str]:
+    """Command-line options from a shape knob (`MLMCOURSE_BENCH_LOSS_SHAPE=2,4,8`): the sizes in
+    the order of `flags`; no knob, no options (the benchmark's own BERT-base defaults)."""
+    value = os.environ.get(knob, "").strip()
+    if not value:
+        return []
+    sizes = [size.strip() for size in value.split(",")]
+    if len(sizes) != len(flags) or not all(size.isdigit() and int(size) > 0 for size in sizes):
+        raise SystemExit(f"bench: {knob} takes {len(flags)} positive sizes "
+                         f"({','.join(flag.lstrip('-') for flag in flags)}), not {value!r}")
+    return [item for flag, size in zip(flags, sizes, strict=True) for item in (flag, size)]
+
+
 def _loss() -> int:
-    """masked_lm_loss (notebook 3's reference) against F.cross_entropy at BERT-base shape."""
+    """masked_lm_loss (notebook 3's reference) against F.cross_entropy at BERT-base shape
+    (MLMCOURSE_BENCH_LOSS_SHAPE=B,L,V for another)."""
     from mlmcourse.bench.loss import main as loss_main
 
-    return loss_main([])
+    return loss_main(_shape_args("MLMCOURSE_BENCH_LOSS_SHAPE", ("--batch", "--length", "--vocab")))
 
 
 def _head() -> int:
-    """BERT's MLM head + loss on every position against the selected rows only (BERT-base)."""
+    """BERT's MLM head + loss on every position against the selected rows only (BERT-base;
+    MLMCOURSE_BENCH_HEAD_SHAPE=B,L,H,V for another shape)."""
     from mlmcourse.bench.head import main as head_main
 
-    return head_main([])
+    return head_main(_shape_args("MLMCOURSE_BENCH_HEAD_SHAPE",
+                                 ("--batch", "--length", "--hidden", "--vocab")))
 
 
 def _mutation() -> int:
@@ -50,7 +67,8 @@ def _mutation() -> int:
 
 def _floor() -> int:
     """The hidden tests' own compute on the reference in one plain kernel (no sandbox): the
-    floor the grader's time per submission is set beside."""
+    floor the grader's time per submission is set beside (MLMCOURSE_BENCH_NOTEBOOKS=N: the
+    first N notebooks of the series only)."""
     from mlmcourse.bench.floor import main as floor_main
 
     return floor_main()
@@ -58,14 +76,16 @@ def _floor() -> int:
 
 def _validate() -> int:
     """Validate in a student's home on every wrong and draft sample that loses hidden points:
-    how many of them Validate catches (a few minutes)."""
+    how many of them Validate catches (a few minutes; MLMCOURSE_BENCH_VALIDATE_PAIRS=N: the
+    first N such pairs only)."""
     from mlmcourse.bench.validate import main as validate_main
 
     return validate_main()
 
 
 def _report() -> int:
-    """The class report of a synthetic class of 500 (from the samples' results)."""
+    """The class report of a synthetic class of 500 (from the samples' results;
+    MLMCOURSE_BENCH_REPORT_CLASS=N for N)."""
     from mlmcourse.bench.report import main as report_main
 
     return report_main()
@@ -73,7 +93,7 @@ def _report() -> int:
 
 def _slider() -> int:
     """One slider update of notebook 4 and of notebook 5's mix panel (100 Adam steps + redraw),
-    median over 30 moves each."""
+    median over 30 moves each (MLMCOURSE_BENCH_SLIDER_MOVES=N for N)."""
     from mlmcourse.bench.slider import main as slider_main
 
     return slider_main()

@@ -11,10 +11,12 @@ the grader's fork server preloads (torch, matplotlib...) in a first cell that is
 the engine does not pay for them per notebook either. Then the engine grades the reference's
 notebooks (`grader.engine.submission.grade_submission`, the sandbox and its fork server started once
 first, as in a grading run) and each notebook's engine time is set beside its floor.
+`MLMCOURSE_BENCH_NOTEBOOKS=N`: the first N notebooks of the series only (as `bench grading`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import shutil
@@ -29,6 +31,7 @@ from mlmcourse.course.cells import is_graded
 from mlmcourse.course.layout import SERIES, find_root, notebook_names
 from mlmcourse.grader.engine.slicing import skip_unneeded
 
+FIRST_NOTEBOOKS = int(os.environ.get("MLMCOURSE_BENCH_NOTEBOOKS", "0"))  # 0: all
 WARM_UP = "import " + ", ".join(("torch", "numpy", "matplotlib", "matplotlib.pyplot", "IPython"))
 
 
@@ -48,16 +51,35 @@ def cell_seconds(nb) -> float:
     return total
 
 
+def measured_notebooks(root: Path) -> list[str]:
+    names = notebook_names(root, SERIES)
+    return names[:FIRST_NOTEBOOKS] if FIRST_NOTEBOOKS else names
+
+
+@contextlib.contextmanager
+def as_under_grading():
+    """NBGRADER_EXECUTION set, as under grading (the sliders stay off), for the kernels started
+    inside; the process's own setting comes back afterwards."""
+    before = os.environ.get("NBGRADER_EXECUTION")
+    os.environ["NBGRADER_EXECUTION"] = "autograde"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("NBGRADER_EXECUTION", None)
+        else:
+            os.environ["NBGRADER_EXECUTION"] = before
+
+
 def floor(root: Path) -> dict[str, tuple[float, float]]:
     """{notebook: (seconds of its cells, wall seconds with the kernel's start)}."""
     from nbclient import NotebookClient
 
     results = {}
-    with tempfile.TemporaryDirectory(prefix="mlm-floor-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="mlm-floor-") as tmp, as_under_grading():
         folder = Path(tmp) / SERIES
         shutil.copytree(root / "source" / SERIES, folder)
-        os.environ["NBGRADER_EXECUTION"] = "autograde"  # as under grading: the sliders stay off
-        for name in notebook_names(root, SERIES):
+        for name in measured_notebooks(root):
             source = nbio.read(folder / f"{name}.ipynb")
             if not any(is_graded(cell) for cell in source.cells):
                 results[name] = (0.0, 0.0)
@@ -79,11 +101,13 @@ def engine_seconds(root: Path) -> dict[str, float]:
     from mlmcourse.grader.processes.zygote_handle import get_zygote
 
     reference = load_sample(root / "samples" / "reference.py", notebook_names(root, SERIES))
+    names = [name for name in measured_notebooks(root) if name in reference.notebooks]
     with tempfile.TemporaryDirectory(prefix="mlm-floor-engine-") as tmp:
         folder = Path(tmp) / "submitted"
-        write_notebooks(root, reference, folder)
+        write_notebooks(root, reference, folder, names)
         get_zygote()
-        verdicts = grade_submission(root, "reference", folder, Path(tmp) / "scratch")
+        verdicts = grade_submission(root, "reference", folder, Path(tmp) / "scratch",
+                                    notebooks=names)
     return {verdict.notebook: verdict.seconds for verdict in verdicts}
 
 

@@ -1,5 +1,6 @@
 """`bench slider`: one slider update of notebook 4 (100 Adam steps + redraw) and of notebook 5's
-mix panel (100 Adam steps of the two-table model + both views redrawn), median of 30 each."""
+mix panel (100 Adam steps of the two-table model + both views redrawn), median of 30 each
+(`MLMCOURSE_BENCH_SLIDER_MOVES=N` for N)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from mlmcourse.teaching.mixlab import MixLab, train_under_mix
 from mlmcourse.teaching.sliders import SliderPanel
 
 WARM_UP = 2  # the first updates warm caches (fonts, glyphs)
+MOVES = int(os.environ.get("MLMCOURSE_BENCH_SLIDER_MOVES", "30"))
 
 
 def _reference_functions(source_dir: str | Path | None) -> tuple[Callable, Callable]:
@@ -93,6 +95,6 @@ def _table(title: str, result: dict[str, float]) -> None:
 
 
 def main() -> int:
-    _table("Notebook 4, the experiment's sliders (lr moved)", slider_update_times())
-    _table("Notebook 5, the mix panel (seed moved)", mix_panel_update_times())
+    _table("Notebook 4, the experiment's sliders (lr moved)", slider_update_times(MOVES))
+    _table("Notebook 5, the mix panel (seed moved)", mix_panel_update_times(MOVES))
     return 0

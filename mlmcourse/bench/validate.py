@@ -4,7 +4,8 @@ For each wrong sample and each plausible first draft in samples/ (`wrong_*`, `dr
 notebook where its EXPECTED score is below full marks, the notebook goes into a student's home
 (the reference of every other notebook beside it, no course configuration) and `nbgrader
 validate` runs there as the Validate button runs it. A pair where Validate says "Success" is a
-mistake the student learns about only from their grade.
+mistake the student learns about only from their grade. `MLMCOURSE_BENCH_VALIDATE_PAIRS=N`:
+the first N such pairs only (a smoke run).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from mlmcourse.course.layout import SERIES, find_root
 PASSED = "Success! Your notebook passes all the tests."
 ERROR_HEADER = "The error was:"
 PREFIXES = ("wrong_", "draft_")
+PAIRS = int(os.environ.get("MLMCOURSE_BENCH_VALIDATE_PAIRS", "0"))  # 0: every pair
 
 
 def run_validate(notebook: Path, home: Path, root: Path) -> str:
@@ -66,7 +68,7 @@ def first_error(output: str) -> str:
 
 def main() -> int:
     root = find_root()
-    pairs = point_losing_pairs(root)
+    pairs = point_losing_pairs(root)[:PAIRS or None]
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2))) as pool:
         outcomes = list(pool.map(lambda pair: validate_fails(root, pair[0], pair[1]), pairs))
