@@ -139,7 +139,13 @@ STEP_SLIPS = {  # a slip in notebook 4's train_step -> what its check says
         "    optimizer = torch.optim.Adam([W], lr=0.08)\n"), "update 2 is the first that differs"),
     "zero_grad after backward": (REFERENCE_STEP.replace(
         "    optimizer.zero_grad()\n    loss.backward()\n",
-        "    loss.backward()\n    optimizer.zero_grad()\n"), "W never changed"),
+        "    loss.backward()\n    optimizer.zero_grad()\n"),
+        "W never changed, and train_step leaves no gradient in W.grad: zero_grad\\(\\) ran after"),
+    "step before backward": (REFERENCE_STEP.replace(
+        "    loss.backward()\n    optimizer.step()\n",
+        "    optimizer.step()\n    loss.backward()\n"),
+        "W never changed, yet train_step leaves a gradient in W.grad: step\\(\\) ran before "
+        "backward\\(\\)"),
     "no return": (REFERENCE_STEP.replace("    return loss.item()", "    pass"),
                   "must return the loss"),
 }

@@ -541,10 +541,11 @@ TRAIN_STEP_CHECKLIST = (
     "5. the optimizer and the generator train_step is given, never new ones.")
 
 
-def expect_same_training(losses, tables, reference) -> None:
+def expect_same_training(losses, tables, reference, train_step=None) -> None:
     """Notebook 4: a loop built on the student's `train_step` gives the losses and tables of
     `reference` (a History of the same seed and lr) within 1e-12; otherwise name the first update
-    that differs, the likely slips first, then the checklist of what to verify."""
+    that differs, the likely slips first, then the checklist of what to verify. Given
+    `train_step`, a W that never changed is told apart by one probe update (see `_unchanged_W`)."""
     import torch
 
     n_steps = len(reference.train_loss)
@@ -552,8 +553,7 @@ def expect_same_training(losses, tables, reference) -> None:
     expect(shapes_right, f"train_table should give {n_steps} losses and {n_steps + 1} tables, got "
            f"{list(losses.shape)} and {list(tables.shape)}")
     if torch.equal(tables[-1], tables[0]):
-        raise CheckFailed("W never changed: zero_grad() goes before backward, so that step() "
-                          f"finds the gradient in W.grad (point 4).\n{TRAIN_STEP_CHECKLIST}")
+        raise CheckFailed(f"{_unchanged_W(train_step, reference)}\n{TRAIN_STEP_CHECKLIST}")
     for step in range(n_steps):
         same_loss = abs(losses[step].item() - reference.train_loss[step].item()) <= 1e-12
         same_table = torch.allclose(tables[step + 1], reference.tables[step + 1],
@@ -562,3 +562,26 @@ def expect_same_training(losses, tables, reference) -> None:
             likely = "1 to 3, the draws and the logits" if step == 0 else "4 and 5"
             raise CheckFailed(f"update {step + 1} is the first that differs from the run: the "
                               f"usual slips are points {likely}.\n{TRAIN_STEP_CHECKLIST}")
+
+
+def _unchanged_W(train_step, reference) -> str:
+    """Why W never changed. One probe update from a fresh W tells the two usual orders apart:
+    step() before backward() (or no step()) leaves this update's gradient in W.grad when
+    train_step returns; zero_grad() between backward() and step() leaves none."""
+    import torch
+
+    gradient_left = None
+    if train_step is not None:
+        W = torch.zeros_like(reference.tables[0]).requires_grad_(True)
+        train_step(W, torch.optim.Adam([W], lr=0.08), torch.Generator().manual_seed(0))
+        gradient_left = W.grad is not None and bool(W.grad.abs().sum() > 0)
+    if gradient_left:
+        return ("W never changed, yet train_step leaves a gradient in W.grad: step() ran before "
+                "backward() (or not at all), so step() never found a gradient; call "
+                "optimizer.step() after loss.backward() (point 4).")
+    if gradient_left is False:
+        return ("W never changed, and train_step leaves no gradient in W.grad: zero_grad() ran "
+                "after backward(), so step() found none; zero_grad() goes before backward() "
+                "(point 4).")
+    return ("W never changed: step() found no gradient in W.grad; the order is zero_grad(), "
+            "backward(), step() (point 4).")
