@@ -9,9 +9,10 @@ from __future__ import annotations
 import csv
 
 import pytest
+from conftest import ROOT
 
 from mlmcourse.build.graded import samples_config
-from mlmcourse.build.samples import expected_scores, load_samples
+from mlmcourse.build.samples import committed_verdicts, expected_scores, load_samples
 from mlmcourse.course import nbio
 from mlmcourse.course.cells import total_points
 from mlmcourse.course.layout import SERIES, notebook_names
@@ -19,6 +20,20 @@ from mlmcourse.grader.class_run.grading import Score, read_scores, score_table, 
 from mlmcourse.grader.config import GradingConfig, with_interpreter_bin
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.results.verdict import Check, Status, Verdict, verdict_of
+
+
+def test_every_committed_verdict_scores_the_samples_expected():
+    """Quick: what the last `make build` recorded (samples/verdicts/) gives every sample its
+    EXPECTED score, so an author's loop (`make build`, then `make test-quick`) learns a wrong
+    score in seconds; the slow tests below hold a fresh regrade to the same scores."""
+    off = []
+    for sample in load_samples(ROOT):
+        recorded = committed_verdicts(ROOT, sample.student_id)
+        for name, points in expected_scores(ROOT, sample).items():
+            got = recorded.get(name, {}).get("score")
+            if got is None or abs(got - points) > 1e-9:
+                off.append(f"{sample.student_id}/{name}: expected {points}, recorded {got}")
+    assert not off, "run `make build` (or fix EXPECTED):\n" + "\n".join(off)
 
 
 @pytest.fixture(scope="module")
