@@ -29,7 +29,7 @@ from mlmcourse.grader.class_run.coordinator import (
     submission_files,
 )
 from mlmcourse.grader.config import SANDBOX_VARIABLE, GradingConfig
-from mlmcourse.grader.limits import Limits
+from mlmcourse.grader.limits import CAPS, Limits
 from mlmcourse.grader.processes.sandbox import UNSAFE, SandboxRefused
 from mlmcourse.grader.processes.zygote_handle import stop_zygote
 from mlmcourse.grader.results.verdict import Check, Kind, Status, Verdict
@@ -129,6 +129,10 @@ def check_result(root: Path, notebook: Path, limits: Limits | None = None) -> Ve
         folder = Path(scratch)
         _submission_folder(root, notebook, assignment, name, folder)
         submitted = submission_files(config.root, STUDENT, assignment=assignment, folder=folder)
+    if f"{name}.ipynb" not in submitted:  # what make grade would grade as not handed in
+        raise CheckError(f"{notebook.name} is over {CAPS.notebook_bytes >> 20} MB, more than "
+                         "grading reads: clear its outputs (Edit > Clear Outputs of All Cells), "
+                         "save, and check it again")
 
     def grade() -> Verdict:
         try:
