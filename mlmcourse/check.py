@@ -1,12 +1,12 @@
 """Self-check: run the hidden tests on a learner's own notebook, offline, without touching it.
 
-The notebook goes through the same engine as the TA's grading
-(:mod:`mlmcourse.grader.engine.submission`): the tests come from ``source/``, the learner's answer
-cells run in a sandboxed worker, and the
-learner's file is only read (its sibling notebooks too, for the notebooks that load functions
-from earlier ones). The limits and the sandbox mode are the course's (`c.Grading` in its
-nbgrader_config.py, `mlmcourse.grader.config.course_settings`), as for `make grade` and
-`nbgrader autograde`: the same notebook gets the same score on every way in.
+The notebook is read and graded as the TA's grading reads and grades a submission
+(`grader.class_run.coordinator`: `submission_files`, then the Dask task's own `grade_task`, run
+here in-process): the tests come from ``source/``, the learner's answer cells run in the
+sandboxed student process, and the learner's file is only read (its sibling notebooks too, for
+the notebooks that load functions from earlier ones). The limits and the sandbox mode are the
+course's (`c.Grading` in its nbgrader_config.py, read by `GradingConfig`), as for `make grade`
+and `nbgrader autograde`: the same notebook gets the same score on every way in.
 """
 
 from __future__ import annotations
@@ -22,9 +22,14 @@ from pathlib import Path
 from mlmcourse.course import nbio
 from mlmcourse.course.headings import check_headings
 from mlmcourse.course.layout import assignments, notebook_names
-from mlmcourse.grader.config import course_settings
-from mlmcourse.grader.engine.submission import grade_submission
-from mlmcourse.grader.limits import Limits
+from mlmcourse.grader.class_run.coordinator import (
+    GraderFailure,
+    course_snapshot,
+    grade_task,
+    submission_files,
+)
+from mlmcourse.grader.config import SANDBOX_VARIABLE, GradingConfig
+from mlmcourse.grader.limits import CAPS, Limits
 from mlmcourse.grader.processes.sandbox import UNSAFE, SandboxRefused
 from mlmcourse.grader.processes.zygote_handle import stop_zygote
 from mlmcourse.grader.results.verdict import Check, Kind, Status, Verdict
@@ -113,36 +118,43 @@ def _newest_copy(root: Path, folder: Path, which: tuple[str, str]) -> Path | Non
 
 def check_result(root: Path, notebook: Path, limits: Limits | None = None) -> Verdict:
     """Grade one learner notebook, whatever its file name (the file and its folder are only
-    read), under `limits` (default: the course's `c.Grading` limits)."""
+    read), under `limits` (default: the course's `c.Grading` limits), by `make grade`'s own
+    reading and task (`coordinator.submission_files`, `coordinator.grade_task`)."""
     notebook = Path(notebook)
     if not notebook.is_file():
         raise CheckError(f"no such notebook: {notebook} (give the path of your .ipynb file)")
     assignment, name = locate(root, notebook)
-    settings = course_settings(Path(root))
-    settings.apply_sandbox_mode()
-    limits = limits or settings.limits()
+    config = GradingConfig.load(Path(root), limits=limits)
     with tempfile.TemporaryDirectory(prefix="mlm-check-") as scratch:
-        submission = Path(scratch) / "submission"
-        submission.mkdir()
-        _submission_folder(root, notebook, assignment, name, submission)
+        folder = Path(scratch)
+        _submission_folder(root, notebook, assignment, name, folder)
+        submitted = submission_files(config.root, STUDENT, assignment=assignment, folder=folder)
+    if f"{name}.ipynb" not in submitted:  # what make grade would grade as not handed in
+        raise CheckError(f"{notebook.name} is over {CAPS.notebook_bytes >> 20} MB, more than "
+                         "grading reads: clear its outputs (Edit > Clear Outputs of All Cells), "
+                         "save, and check it again")
 
-        def grade() -> list[Verdict]:
-            return grade_submission(Path(root), STUDENT, submission, Path(scratch) / "course",
-                                    limits, notebooks=[name], assignment=assignment)
-
+    def grade() -> Verdict:
         try:
-            results = grade()
-        except SandboxRefused:
-            if os.environ.get("MLMCOURSE_SANDBOX"):
-                raise  # the learner asked for a mode that cannot be had: say so
-            # A learner checks their own code: where the sandbox cannot be had (macOS, some
-            # containers), run it as a plain process rather than refuse.
-            print("make check: no sandbox on this machine; your code runs as a plain process",
-                  file=sys.stderr)
-            os.environ["MLMCOURSE_SANDBOX"] = UNSAFE
-            stop_zygote()
-            results = grade()
-    return results[0]
+            outcome = grade_task(course_snapshot(config.root), STUDENT, submitted, [name],
+                                 config.limits, config.sandbox, assignment)
+        except GraderFailure as failure:
+            raise CheckError(f"the grader itself failed on {name} (not your code): {failure}; "
+                             "try again") from None
+        return outcome.verdicts[0]
+
+    try:
+        return grade()
+    except SandboxRefused:
+        if os.environ.get(SANDBOX_VARIABLE):
+            raise  # the learner asked for a mode that cannot be had: say so
+        # A learner checks their own code: where the sandbox cannot be had (macOS, some
+        # containers), run it as a plain process rather than refuse.
+        print("make check: no sandbox on this machine; your code runs as a plain process",
+              file=sys.stderr)
+        os.environ[SANDBOX_VARIABLE] = UNSAFE
+        stop_zygote()
+        return grade()
 
 
 def check_notebook(root: Path, notebook: Path) -> list[Check]:
@@ -155,10 +167,9 @@ def all_passed(verdicts: Verdict | Iterable[Verdict]) -> bool:
     return all(check.passed for verdict in _as_list(verdicts) for check in verdict.checks)
 
 
-def check_names(root: Path, name: str, assignment: str | None = None) -> dict[str, str]:
-    """grade_id -> the check's name as the notebook heads it ("B1 · Labels"), for `report`
-    (`assignment`: default, the first of the course's with a notebook `name`)."""
-    assignment = assignment or next(a for a, n in _series_ids(root) if n == name)
+def check_names(root: Path, name: str, assignment: str) -> dict[str, str]:
+    """grade_id -> the check's name as notebook `name` of `assignment` heads it ("B1 · Labels"),
+    for `report` (two assignments may each have a notebook of that name)."""
     source = nbio.read(Path(root) / "source" / assignment / f"{name}.ipynb")
     return {gid: heading.title.replace("`", "") for gid, heading in check_headings(source).items()}
 

@@ -122,15 +122,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     from mlmcourse.course.layout import find_course
     from mlmcourse.grader.processes.sandbox import SandboxRefused
 
-    from .check import CheckError, all_passed, check_names, check_result, report
+    from .check import CheckError, all_passed, check_names, check_result, locate, report
 
+    notebook = Path(args.notebook)
     try:
         root = find_course()
-        result = check_result(root, Path(args.notebook))
+        result = check_result(root, notebook)
     except (CheckError, SandboxRefused, FileNotFoundError) as error:
         print(f"check: {' '.join(str(error).split())}", file=sys.stderr)
         return 2
-    print(report(result, check_names(root, result.notebook)))
+    assignment, _ = locate(root, notebook)  # the notebook's own: names may repeat across them
+    print(report(result, check_names(root, result.notebook, assignment)))
     return 0 if all_passed(result) else 1
 
 

@@ -32,7 +32,7 @@ from mlmcourse.grader.engine.rebuild import cells_to_run, defined_names, trusted
 from mlmcourse.grader.engine.submission import grade_submission
 from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.processes import sandbox as worker_sandbox
-from mlmcourse.grader.processes import zygote, zygote_handle
+from mlmcourse.grader.processes import zygote_handle
 from mlmcourse.grader.results.verdict import Check, Kind, Status, Verdict, error_line
 from mlmcourse.grader.trusted_kernel import errors
 from mlmcourse.grader.trusted_kernel import harness as trusted_side
@@ -262,7 +262,7 @@ def test_codec_keeps_sharing_and_refuses_code():
 # ---------------------------------------------------------------------------------------------
 # The worker sandbox, probed from inside by the student's side.
 
-PROJECT = Path(zygote.__file__).resolve().parents[2]  # the course's own folder
+PROJECT = ROOT  # the course's own folder
 
 PROBE = '''
 import os, socket
@@ -553,4 +553,4 @@ def test_a_task_the_grader_failed_twice_is_not_recorded(monkeypatch):
 
     monkeypatch.setattr(engine, "grade_submission", broken)
     with pytest.raises(coordinator.GraderFailure, match="01_corruption: the grader failed"):
-        coordinator.grade_task({}, "someone", {})
+        coordinator.grade_task({}, "someone", {}, assignment=SERIES)

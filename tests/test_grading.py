@@ -159,6 +159,63 @@ def test_config_reads_nbgrader_config_once(tmp_path, monkeypatch):
     assert len(reads) == 1
 
 
+def test_grading_settings_are_read_once_for_every_way_in(tmp_path):
+    from mlmcourse.grader.config import course_settings, grading_settings
+    from mlmcourse.grader.limits import Limits
+
+    write_config(tmp_path, "c.Grading.call_timeout_s = 5", "c.Grading.student_tasks = 16",
+                 "c.Grading.student_time_s = 40", "c.Grading.sandbox = 'namespaces'")
+    want = Limits(call_timeout_s=5, student_time_s=40, student_tasks=16)
+    config = GradingConfig.load(tmp_path)
+    assert config.limits == want and config.sandbox == "namespaces"
+    assert course_settings(tmp_path).limits() == want
+    assert grading_settings(config.nbgrader).limits() == want  # what EngineExecute reads
+
+
+def test_the_old_spelling_is_refused_with_the_new_name(tmp_path):
+    write_config(tmp_path, "c.EngineExecute.student_time_s = 40")
+    with pytest.raises(ValueError, match="c.Grading.student_time_s instead"):
+        GradingConfig.load(tmp_path)
+    write_config(tmp_path, "c.Grading.worker_cpus = 0.5")  # "worker" is a Dask worker now
+    with pytest.raises(ValueError, match="c.Grading.student_cpus instead"):
+        GradingConfig.load(tmp_path)
+
+
+def test_every_limit_is_a_setting_with_its_declared_default():
+    """`c.Grading` is made from `Limits`: one declaration of each limit, its default and help."""
+    from dataclasses import fields
+
+    from mlmcourse.grader.config import Grading
+    from mlmcourse.grader.limits import Limits
+
+    traits = Grading.class_traits(config=True)
+    for spec in fields(Limits):
+        assert traits[spec.name].default_value == spec.default, spec.name
+        assert traits[spec.name].help == spec.metadata["help"], spec.name
+
+
+def test_grading_settings_from_nbgraders_command_line():
+    """`nbgrader autograde --Grading.memory_bytes=...`: the command line's strings take each
+    setting's type."""
+    from traitlets.config.loader import KVArgParseConfigLoader
+
+    from mlmcourse.grader.config import grading_settings
+    from mlmcourse.grader.limits import Limits
+
+    loaded = KVArgParseConfigLoader(["--Grading.memory_bytes=805306368",
+                                     "--Grading.call_timeout_s=4"]).load_config()
+    assert grading_settings(loaded).limits() == Limits(memory_bytes=805306368, call_timeout_s=4)
+
+
+def test_a_misspelt_setting_is_an_error(tmp_path):
+    write_config(tmp_path, "c.Grading.call_timeout = 5")
+    with pytest.raises(ValueError, match="c.Grading.call_timeout"):
+        GradingConfig.load(tmp_path)
+    write_config(tmp_path, "c.Grading.sandbox = 'none'")
+    with pytest.raises(ValueError, match="not a mode"):
+        GradingConfig.load(tmp_path)
+
+
 def test_interpreter_bin_first_and_once():
     import os
     import sys
@@ -218,3 +275,41 @@ def test_check_report_renders_the_engines_results():
     assert "PASS  2 / 2  A1 · The shape" in named and "FAIL  0 / 3  test_values" in named
     crashed = Verdict("01_a", Status.CRASHED, [], detail="the kernel died")
     assert "did not run to the end: the kernel died" in report([crashed])
+
+
+def test_no_response_is_one_rule_written_by_the_one_writer(tmp_path):
+    """`verdict.unanswered` decides "No response." (a left answer with blank lines added still
+    reads as left) and the one gradebook writer writes exactly that, on both paths."""
+    import copy
+
+    from mlmcourse.course.cells import grade_id, is_solution
+    from mlmcourse.grader.results.gradebook import record_student, record_verdict
+    from mlmcourse.grader.results.verdict import NO_RESPONSE, Verdict, unanswered
+
+    first = notebook_names(ROOT, SERIES)[0]
+    source = nbio.read(ROOT / "source" / SERIES / f"{first}.ipynb")
+    release = nbio.read(ROOT / "release" / SERIES / f"{first}.ipynb")
+    [gid] = [grade_id(cell) for cell in release.cells if is_solution(cell)]
+
+    def with_answer(edit):
+        nb = copy.deepcopy(release)
+        for cell in nb.cells:
+            if is_solution(cell):
+                cell.source = edit(cell.source)
+        return nb
+
+    cases = [(release, (gid,)), (with_answer(lambda text: "\n" + text + "\n\n"), (gid,)),
+             (with_answer(lambda text: "x = 1"), ())]
+    write_config(tmp_path)
+    config = GradingConfig.load(tmp_path)
+    with config.gradebook() as gradebook:
+        gradebook.update_or_create_assignment(SERIES)
+        gradebook.add_notebook(first, SERIES)
+        gradebook.add_solution_cell(gid, first, SERIES)
+        for index, (nb, want) in enumerate(cases):
+            assert unanswered(nb, source) == want
+            student = f"s{index}"
+            record_student(gradebook, student, assignment=SERIES)
+            record_verdict(gradebook, student, Verdict(first, unanswered=want), assignment=SERIES)
+            [comment] = gradebook.find_submission_notebook(first, SERIES, student).comments
+            assert comment.auto_comment == (NO_RESPONSE if want else None)

@@ -1,7 +1,8 @@
 """Every character shown from a student's value is charged: a message summarises a large value
 (shape, dtype, a few entries), and what the autograded notebook keeps of the trusted kernel's
-text is bounded, so no page grows with what a function returns. (The whole path, `make grade`
-and `nbgrader autograde` with the sample hostile_huge_result: tests/test_paths_agree.py.)"""
+text is bounded, so no page grows with what a function returns. (The whole path, the pages
+`make grade` writes for the sample hostile_huge_result: tests/test_paths_agree.py; nbgrader's
+autograde records the same notebook.)"""
 
 from __future__ import annotations
 

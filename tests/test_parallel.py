@@ -328,7 +328,8 @@ def test_links_in_a_submission_are_not_shipped(tmp_path):
     (tmp_path / "gradebook.db").write_bytes(b"secret")
     (folder / f"{FIRST}.ipynb").write_text("{}")
     (folder / f"{SECOND}.ipynb").symlink_to(tmp_path / "gradebook.db")
-    assert submission_files(tmp_path, "sneaky", [FIRST, SECOND]) == {f"{FIRST}.ipynb": b"{}"}
+    assert submission_files(tmp_path, "sneaky", [FIRST, SECOND], assignment=SERIES) == {
+        f"{FIRST}.ipynb": b"{}"}
 
 
 def test_only_the_series_notebooks_travel_and_a_few_submissions_at_a_time(tmp_path, monkeypatch):
@@ -360,14 +361,14 @@ def test_only_the_series_notebooks_travel_and_a_few_submissions_at_a_time(tmp_pa
 
     reading = coordinator.submission_files
 
-    def spy_files(root, student, names=None):
+    def spy_files(root, student, names=None, **where):
         with _LOCK:
             events.append(("read", student))
-        return reading(root, student, names)
+        return reading(root, student, names, **where)
 
-    def gradebook_only(config):
+    def gradebook_only(config, assignment):
         with config.gradebook() as gradebook:
-            gradebook.update_or_create_assignment(SERIES)
+            gradebook.update_or_create_assignment(assignment)
 
     monkeypatch.setattr(coordinator, "open", spy_open, raising=False)
     monkeypatch.setattr(coordinator, "grade_task", _fake_task)
@@ -388,7 +389,7 @@ _EVENTS: list[tuple[str, str]] = []  # what the in-process cluster's fake task s
 _LOCK = threading.Lock()
 
 
-def _fake_task(course, student, submitted, notebooks, limits, sandbox):
+def _fake_task(course, student, submitted, notebooks, limits, sandbox, assignment):
     """A grading task that grades nothing (module level: Dask pickles it by reference)."""
     from mlmcourse.grader.class_run import coordinator
 
@@ -396,7 +397,7 @@ def _fake_task(course, student, submitted, notebooks, limits, sandbox):
     time.sleep(0.1)
     with _LOCK:
         _EVENTS.append(("done", student))
-    return coordinator.Outcome(student)
+    return coordinator.Outcome(student, assignment=assignment)
 
 
 # ---- PostgreSQL: a real server, started and stopped by the test ---------------------------------

@@ -611,14 +611,26 @@ def notebook_file(entry: str) -> tuple[str, str]:
     return found[0], name
 
 
-def max_score(notebooks: list[str]) -> float:
-    """The points of these source notebooks: the score maximum passback sends once they are
-    all released, and what the LMS's assignment should be worth."""
+def max_scores(notebooks: list[str]) -> dict[str, float]:
+    """Each assignment's points over these source notebooks: the score maximum passback sends
+    for that assignment once they are all released (passback sends one assignment to one line
+    item), and what the LMS's assignment should be worth."""
     from mlmcourse.course import nbio
     from mlmcourse.course.cells import total_points
 
-    return sum(total_points(nbio.read(REPO / "source" / assignment / f"{name}.ipynb"))
-               for assignment, name in map(notebook_file, notebooks))
+    points: dict[str, float] = {}
+    for assignment, name in map(notebook_file, notebooks):
+        path = REPO / "source" / assignment / f"{name}.ipynb"
+        points[assignment] = points.get(assignment, 0.0) + total_points(nbio.read(path))
+    return points
+
+
+def max_score_lines(notebooks: list[str]) -> list[str]:
+    """What setup tells the instructor: one line per assignment, its maximum and notebooks."""
+    held = [notebook_file(entry) for entry in notebooks]
+    return [f"{assignment}'s maximum score: {points:g} points "
+            f"({', '.join(name for of, name in held if of == assignment)}): the LMS's "
+            "assignment takes the same" for assignment, points in max_scores(notebooks).items()]
 
 SPAWNERS = ("local", "containers")
 AUTHS = ("pam", "lti")  # logins: Unix users' passwords, or launches from the LMS (LTI 1.3)
@@ -983,8 +995,7 @@ def main(argv: list[str] | None = None) -> int:
                   args.course_id, args.auth, args.lti)
             remember_hub(hub)
             print(f"hub prepared in {hub}; start it with: make hub")
-            print(f"the assignment's maximum score: {max_score(split(args.notebooks)):g} points "
-                  f"({', '.join(split(args.notebooks))}): the LMS's assignment takes the same")
+            print("\n".join(max_score_lines(split(args.notebooks))))
             return 0
         if args.action == "roster":
             require_root()
