@@ -58,6 +58,20 @@ def test_the_dialog_opens_with_the_count_and_the_first_message():
     assert first.endswith(f"Failing check 1 of 5:\n{CHECK_MESSAGES[0]}")
 
 
+def test_the_list_shows_a_long_message_by_its_first_line():
+    """A check that names every bad input it found (several lines) is listed by its first line,
+    so every failing check stays in view; it is shown whole above its code."""
+    long = ("CheckFailed: a NaN draw: expected ValueError, but nothing was raised\n"
+            "2 more not rejected with ValueError:\n- nothing raised: an infinite draw\n"
+            "- nothing raised: a draw of 1.0")
+    cells = [failed_cell(1, long), failed_cell(2, CHECK_MESSAGES[1])]
+    shown = reshape_reply(nbgrader_reply(*cells))["value"]["failed"]
+    assert shown[0]["source"].startswith(
+        "2 checks fail:\n1. CheckFailed: a NaN draw: expected ValueError, but nothing was raised"
+        " (more below)\n2. ")
+    assert shown[0]["source"].endswith(f"Failing check 1 of 2:\n{long}")
+
+
 def test_each_message_comes_whole_before_its_code():
     cells = [failed_cell(n, message) for n, message in enumerate(CHECK_MESSAGES, start=1)]
     shown = reshape_reply(nbgrader_reply(*cells))["value"]["failed"]

@@ -47,12 +47,25 @@ TRACEBACK = "Traceback (most recent call last)"
 
 
 def summary(messages: list[str]) -> str:
-    """How many checks fail and, when more than one, each one's message: all in view at once."""
+    """How many checks fail and, when more than one, each one's message by its first line: all
+    in view at once (a message that goes on, such as a list of every bad input a check found,
+    is shown whole above its check's code)."""
     if len(messages) == 1:
         return "1 check fails. Its message comes first, then its code."
-    listed = "\n".join(f"{number}. {message}" for number, message in enumerate(messages, start=1))
+    listed = "\n".join(f"{number}. {first_line(message)}"
+                       for number, message in enumerate(messages, start=1))
     return (f"{len(messages)} checks fail:\n{listed}\n\n"
             "Below, each failing check: its message first, then its code.")
+
+
+def first_line(message: str) -> str:
+    """A message's first line with its wrapped continuation (indented lines); what follows it
+    (an unindented line: a list of more inputs, say) is left for below."""
+    lines = message.strip().splitlines() or [""]
+    end = 1
+    while end < len(lines) and lines[end][:1].isspace():
+        end += 1
+    return "\n".join(lines[:end]) + (" (more below)" if end < len(lines) else "")
 
 
 def headline(message: str) -> tuple[str, bool]:
