@@ -80,8 +80,9 @@ def ensure_work_copies(root: Path) -> list[Path]:
 
 
 def release_notebooks(root: Path) -> list[tuple[str, Path]]:
-    """(assignment, notebook) of the student release, assignment by assignment."""
-    return [(assignment, notebook) for assignment in assignments(root)
+    """(assignment, notebook) of the student release, assignment by assignment: what release/
+    holds (a student's kit may have no source/)."""
+    return [(assignment, notebook) for assignment in assignments(root, "release")
             for notebook in sorted((root / "release" / assignment).glob("*.ipynb"))]
 
 

@@ -53,10 +53,11 @@ def find_course(start: Path | None = None) -> Path:
         return installed
 
 
-def assignments(root: Path) -> list[str]:
-    """The course's assignments: every folder of ``source/`` that holds a notebook, by name (a
+def assignments(root: Path, edition: str = "source") -> list[str]:
+    """The course's assignments: every folder of ``source/`` (or of another edition, such as
+    ``release/``, which a student's kit holds without source/) that holds a notebook, by name (a
     hidden folder, such as ``.ipynb_checkpoints``, is none)."""
-    folder = Path(root) / "source"
+    folder = Path(root) / edition
     if not folder.is_dir():
         return []
     return sorted(path.name for path in folder.iterdir()
