@@ -10,6 +10,9 @@ NB     ?=
 PROXY  := build/node/node_modules/.bin/configurable-http-proxy
 # The browser tests' accessibility checker (axe-core), pinned by tests/browser/package-lock.json.
 AXE    := build/axe/node_modules/axe-core/axe.min.js
+# Two pytest processes (pytest-xdist): most tests wait on a browser, a hub or a kernel, and
+# leave a core idle; tests/conftest.py sends each module whole to one of them.
+PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
 HUB_ARGS ?=
 ROSTER ?=
 # A class of your own (make new-class): grade, export, report and lab-ta work on it; without
@@ -90,13 +93,13 @@ test: $(READY_DEV)
 	    echo "building the course image in the background (build/image.log)"; \
 	    ( nice -n 19 $(MAKE) --no-print-directory image > build/image.log 2>&1 & ); fi
 	$(BIN)/python -m ruff check mlmcourse tests samples deploy
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 # The edit loop: everything that needs neither the fresh build (the sample class graded once),
 # nor a browser, nor a hub. `make test` runs these too.
 test-quick: $(READY_DEV)
 	$(BIN)/python -m ruff check mlmcourse tests samples deploy
-	$(BIN)/python -m pytest -m "not slow and not browser and not hub and not bench"
+	$(PYTEST) -m "not slow and not browser and not hub and not bench"
 
 build: $(READY_DEV)
 	$(BIN)/python -m mlmcourse build --if-stale

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -59,73 +61,123 @@ def run_course(root: Path, *args: str, timeout: float = 1800) -> subprocess.Comp
     )
 
 
-# The fresh build (grading the whole sample class on every core) is the suite's longest step,
-# and most other tests leave a core idle (the browser and hub tests mostly wait). So it starts
-# in the background as the session starts, and the modules that read it run last: it is done,
-# or nearly, when they begin. MLMCOURSE_TESTS_BUILD_AT_START=0 builds it when first needed.
+# The suite runs in two pytest processes (pytest-xdist's workers, `make test`'s `-n 2`): most
+# tests wait (browsers, hubs, kernels starting) and leave a core idle. Each test module goes to
+# one worker whole (`--dist loadgroup`), so its module fixtures are made once; the hub terms go
+# together to one worker (they make Unix users and scan all a student can read), first, being
+# the longest.
+#
+# The fresh build (grading the whole sample class on every core) is the suite's longest step. It
+# starts in the background as the session starts, once for all workers (the first that needs it
+# starts it), and the modules that read it run last: it is done, or nearly, when they begin.
+# MLMCOURSE_TESTS_BUILD_AT_START=0 builds it when first needed.
 BUILD_AT_START = os.environ.get("MLMCOURSE_TESTS_BUILD_AT_START", "1") != "0"
 
 
 class FreshBuild:
-    """`python -m mlmcourse build --full` of a copy of the course, in a process of its own."""
+    """`python -m mlmcourse build --full` of a copy of the course, in a process of its own, shared
+    by every pytest process of the session. It writes its exit status to a file: only the
+    process that started it could wait for it."""
 
     def __init__(self, folder: Path):
-        self.copy = copy_course(folder / "course")
+        self.copy = folder / "course"
         self.log = folder / "build.log"
+        self.status = folder / "build.status"
+        self.pid_file = folder / "build.pid"
+
+    @classmethod
+    def shared(cls, tmp_path_factory) -> FreshBuild:
+        """The session's one build, started by whichever pytest process asks first."""
+        shared = session_folder(tmp_path_factory)
+        build = cls(shared / "built")
+        with (shared / "built.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not build.pid_file.exists():
+                build.start()
+        return build
+
+    def start(self) -> None:
+        copy_course(self.copy)
+        record_status = '"$@"; echo $? > "$0.part" && mv "$0.part" "$0"'
         with self.log.open("w") as log:
-            self.process = subprocess.Popen(
+            process = subprocess.Popen(
                 # --full: every sample regraded, whatever is committed
-                [sys.executable, "-m", "mlmcourse", "build", "--full"], cwd=self.copy,
+                ["sh", "-c", record_status, str(self.status),
+                 sys.executable, "-m", "mlmcourse", "build", "--full"], cwd=self.copy,
                 env=course_env(self.copy), stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True)  # its own process group: stopped whole if abandoned
+        self.pid_file.write_text(str(process.pid))
 
     def result(self, timeout: float = 1800) -> Path:
         """The built copy, once the build is done (and succeeded)."""
-        returncode = self.process.wait(timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while not self.status.exists():
+            assert time.monotonic() < deadline, f"the build took over {timeout:.0f} s"
+            time.sleep(1)
+        returncode = int(self.status.read_text())
         assert returncode == 0, f"the build failed:\n{self.log.read_text()[-8000:]}"
         return self.copy
 
     def stop(self) -> None:
-        """A session that ends before it needed the build stops it (and what it started)."""
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+        """A session that ends before the build does stops it (and all it started)."""
+        if self.pid_file.exists() and not self.status.exists():
             try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+                os.killpg(int(self.pid_file.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def session_folder(tmp_path_factory) -> Path:
+    """A folder every pytest process of the session shares: xdist gives each worker a base
+    folder of its own inside the controller's."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 def needs_the_build(item: pytest.Item) -> bool:
     return "built_course" in getattr(item, "fixturenames", ())
 
 
+def pytest_itemcollected(item):
+    """xdist's unit of work (`--dist loadgroup`): the test's module, or all the hub terms."""
+    group = "hub" if item.get_closest_marker("hub") else item.nodeid.split("::")[0]
+    item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.hookimpl(trylast=True)  # after deselection: only the selected tests count
 def pytest_collection_modifyitems(config, items):
-    """The modules that read the fresh build go last (in their order), so that the rest of the
-    suite runs while the build does. Whole modules move: a module's own fixtures stay one."""
-    if not BUILD_AT_START:
-        return
+    """The hub terms first (the longest unit); the modules that read the fresh build last (in
+    their order), so that the rest of the suite runs while the build does. Whole modules
+    move: a module's own fixtures stay one."""
     late = {getattr(item, "module", None) for item in items if needs_the_build(item)}
-    items[:] = ([item for item in items if getattr(item, "module", None) not in late]
-                + [item for item in items if getattr(item, "module", None) in late])
+    if not BUILD_AT_START:
+        late = set()
+    items[:] = ([item for item in items if item.get_closest_marker("hub")]
+                + [item for item in items if not item.get_closest_marker("hub")
+                   and getattr(item, "module", None) not in late]
+                + [item for item in items if getattr(item, "module", None) in late
+                   and not item.get_closest_marker("hub")])
 
 
 @pytest.fixture(scope="session", autouse=True)
 def fresh_build(request, tmp_path_factory):
     """Starts the fresh build as the session starts, if a selected test reads it."""
-    if not (BUILD_AT_START and any(needs_the_build(item) for item in request.session.items)):
-        yield None
-        return
-    build = FreshBuild(tmp_path_factory.mktemp("built"))
-    yield build
-    build.stop()
+    if BUILD_AT_START and any(needs_the_build(item) for item in request.session.items):
+        FreshBuild.shared(tmp_path_factory)
+    yield
+
+
+def pytest_sessionfinish(session):
+    """The controller (the only pytest process without xdist) stops a build left running."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        factory = session.config._tmp_path_factory
+        FreshBuild(session_folder(factory) / "built").stop()
 
 
 @pytest.fixture(scope="session")
 def built_course(fresh_build, tmp_path_factory) -> Path:
     """A copy of the course, rebuilt from source/ and samples/ by `python -m mlmcourse build`."""
-    return (fresh_build or FreshBuild(tmp_path_factory.mktemp("built"))).result()
+    return FreshBuild.shared(tmp_path_factory).result()
 
 
 
