@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
+import shutil
 
 import pytest
 import torch
@@ -11,7 +14,12 @@ from conftest import ROOT
 from mlmcourse.course import nbio
 from mlmcourse.teaching import experiment
 from mlmcourse.teaching.checks import TRAIN_STEP_CHECKLIST
-from mlmcourse.teaching.loader import NotebookNotReady, from_notebook, load_functions
+from mlmcourse.teaching.loader import (
+    NotebookNotReady,
+    from_notebook,
+    load_functions,
+    load_student_functions,
+)
 
 SOURCE = ROOT / "source" / "bert_mlm"
 
@@ -82,6 +90,55 @@ def test_loader_says_which_notebook_to_finish(tmp_path):
     blank = ROOT / "release" / "bert_mlm"
     with pytest.raises(NotebookNotReady, match="NotImplementedError"):
         from_notebook(blank, "01_corruption.ipynb", ["make_mlm_inputs"])
+
+
+def test_loader_lists_every_notebook_to_finish_at_once(tmp_path):
+    """Notebook 1 unfinished and notebook 3 missing: one run names both, each with what to do
+    (not notebook 1 now, and notebook 3 only once notebook 1 is fixed)."""
+    shutil.copy(ROOT / "release" / "bert_mlm" / "01_corruption.ipynb", tmp_path)
+    with pytest.raises(NotebookNotReady) as not_ready:
+        load_student_functions(tmp_path)
+    first, second = not_ready.value.reasons
+    assert "`make_mlm_inputs` in 01_corruption.ipynb still raises NotImplementedError" in first
+    assert "Finish notebook 1 (01_corruption.ipynb) first" in first
+    assert "03_empty_mask_and_gradient.ipynb was not found" in second
+    assert "Finish notebook 3 (03_empty_mask_and_gradient.ipynb) first" in second
+    message = str(not_ready.value)
+    assert message.startswith("2 things to do before this cell can run:")
+    assert f"1. {first}" in message and f"2. {second}" in message
+
+
+def test_loader_with_one_notebook_to_finish_says_just_that(tmp_path):
+    shutil.copy(SOURCE / "01_corruption.ipynb", tmp_path)
+    with pytest.raises(NotebookNotReady) as not_ready:
+        load_student_functions(tmp_path)
+    assert len(not_ready.value.reasons) == 1
+    assert str(not_ready.value) == not_ready.value.reasons[0]
+    assert str(not_ready.value).startswith("03_empty_mask_and_gradient.ipynb was not found")
+
+
+def test_notebook_6_lists_everything_left_to_do_at_once(tmp_path, monkeypatch):
+    """Notebook 6's Step 3 with Part A blank and neither notebook 1 nor 3 next to it: one run
+    lists all three, and the steps after it are skipped."""
+    cells = {cell.id: cell for cell in nbio.read(SOURCE / "06_real_bert.ipynb").cells}
+
+    def select_for_masking(*args):
+        raise NotImplementedError
+
+    namespace = {"HAVE_TRANSFORMERS": True, "torch": torch, "NotebookNotReady": NotebookNotReady,
+                 "load_student_functions": load_student_functions,
+                 "select_for_masking": select_for_masking}
+    monkeypatch.chdir(tmp_path)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(cells["load_student_functions"].source, "step 3", "exec"), namespace)
+    lines = printed.getvalue().splitlines()
+    assert namespace["READY"] is False
+    assert lines[0] == "3 things to do before the steps below can run:"
+    assert lines[1].startswith("1. select_for_masking still raises NotImplementedError")
+    assert lines[2].startswith("2. 01_corruption.ipynb was not found")
+    assert lines[3].startswith("3. 03_empty_mask_and_gradient.ipynb was not found")
+    assert lines[4] == "The steps below are skipped until then."
 
 
 def run_notebook_cells(path, cell_ids, namespace):

@@ -145,6 +145,28 @@ def test_validates_last_cell_says_how_it_read_a_split_answer(tmp_path, monkeypat
     assert "Note:" not in capsys.readouterr().out
 
 
+def test_validates_last_cell_speaks_of_error_tests_only_where_the_notebook_has_them(
+        tmp_path, monkeypatch, capsys):
+    """"one bad input of every kind the hidden tests try" is said where a graded cell's public
+    part tries bad inputs (`expect_rejects`, notebook 1), not in a notebook without error tests
+    (notebook 2), nor when the file cannot be read (it claims nothing it cannot see)."""
+    from mlmcourse.teaching import checks
+
+    monkeypatch.setattr(checks, "_FAILED_LAST_RUN", {})
+    monkeypatch.chdir(tmp_path)
+    clause = "for the error tests one bad input of every kind the hidden tests try"
+    shown = {}
+    for name in (FIRST, "02_stable_log_softmax", "not_saved"):
+        if name != "not_saved":
+            nbio.write(handed_in("reference", name), tmp_path / f"{name}.ipynb")
+        checks.visible_checks_passed(name, 15)
+        shown[name] = " ".join(capsys.readouterr().out.split())
+        assert shown[name].startswith("Every visible check passes."), shown[name]
+        assert "a quick case of what it checks" in shown[name]
+    assert clause in shown[FIRST]
+    assert "error tests" not in shown["02_stable_log_softmax"] + shown["not_saved"]
+
+
 def test_make_check_says_how_it_read_a_layout():
     """`make check` (the learner's report) shows the layout note under the notebook."""
     from mlmcourse.check import report

@@ -21,7 +21,16 @@ _graded_loader: GradedLoader | None = None
 
 
 class NotebookNotReady(Exception):
-    """A notebook of the series is missing or unfinished; the message says which one."""
+    """Notebooks of the series are missing or unfinished: one reason per notebook, each saying
+    what to do, so that a student sees everything left to do at once (``reasons``)."""
+
+    def __init__(self, *reasons: str) -> None:
+        self.reasons = list(reasons)
+        if len(reasons) == 1:
+            super().__init__(reasons[0])
+            return
+        super().__init__(f"{len(reasons)} things to do before this cell can run:\n"
+                         + "\n".join(f"{n}. {reason}" for n, reason in enumerate(reasons, 1)))
 
     def _render_traceback_(self) -> list[str]:
         # IPython shows this instead of a traceback: the student needs the sentence, not frames.

@@ -46,8 +46,9 @@ SMALL_BERT = {
     "max_position_embeddings": 128,
 }
 SMALL_VOCAB_MERGES = 1000  # upper bound for the BPE trainer; the small corpus stops it earlier
-# Its training: enough steps to learn the ~800 tokens of the corpus by heart (the MLM loss falls
-# from ln V, about 7.4, to about 0.2); no dropout, so only the collator's draws are random.
+# Its training: enough steps to learn the corpus by heart (34 sentences, 782 tokens with their
+# [CLS] and [SEP]; the MLM loss falls from ln V, about 7.4, to about 0.3); no dropout, so only
+# the collator's draws are random.
 STANDIN_TRAINING = {"steps": 300, "lr": 5e-3, "mlm_probability": 0.15}
 
 
@@ -147,7 +148,8 @@ def small_bert(seed: int = 0, why: str = "the stand-in was asked for") -> Loaded
         description=(
             f"{why}, so this notebook uses a stand-in: a WordPiece vocabulary of "
             f"{len(tokenizer)} tokens learned from mlmcourse/teaching/data/{CORPUS.name} "
-            f"(about {_word_count()} words on the telegraph), and a small BertForMaskedLM "
+            f"({_word_count()} words on the telegraph, {_token_count(tokenizer)} tokens once "
+            "punctuation is split off), and a small BertForMaskedLM "
             f"({SMALL_BERT['num_hidden_layers']} layers, hidden size {SMALL_BERT['hidden_size']}) "
             f"trained just now on that text for {len(losses)} Adam steps (its MLM loss fell "
             f"from {losses[0]:.2f} to {losses[-1]:.2f}).\n"
@@ -206,7 +208,14 @@ def _paragraphs(corpus: Path) -> list[str]:
 
 
 def _word_count(corpus: Path = CORPUS) -> int:
-    return round(len(corpus.read_text(encoding="utf-8").split()), -2)
+    """The words of ``corpus``, as a reader counts them (split at spaces)."""
+    return len(corpus.read_text(encoding="utf-8").split())
+
+
+def _token_count(tokenizer: Any, corpus: Path = CORPUS) -> int:
+    """The WordPiece tokens of ``corpus``'s text, without [CLS] and [SEP]."""
+    return sum(len(ids) for ids in tokenizer(corpus_sentences(corpus),
+                                             add_special_tokens=False)["input_ids"])
 
 
 def course_wordpiece_tokenizer(corpus: Path = CORPUS) -> Any:

@@ -413,7 +413,8 @@ def visible_checks_passed(notebook: str, points: int) -> None:
     from pathlib import Path
 
     path = Path.cwd() / f"{notebook}.ipynb"
-    for note in _layout_notes(path):
+    notes, error_tests = _read_saved(path)
+    for note in notes:
         print(f"Note: {note}.")
     failed = cells_that_failed()
     if failed:
@@ -421,25 +422,31 @@ def visible_checks_passed(notebook: str, points: int) -> None:
               "them (each error's message says what is wrong), then run the whole notebook "
               "again (Run All) before you submit.")
         return
-    print("Every visible check passes. Validate runs these checks and the public part of each\n"
-          "graded cell: a quick case of what it checks, and for the error tests one bad input of\n"
-          "every kind the hidden tests try. It does not run the hidden tests, which decide the\n"
-          f"{points} points of this notebook when it is graded.\n"
-          "Working on your own with the course's repository? Run the hidden tests on this file:\n"
+    public = "a quick case of what it checks" + (
+        ", and for the error tests one bad input of every kind the hidden tests try"
+        if error_tests else "")
+    said = (f"Every visible check passes. Validate runs these checks and the public part of each "
+            f"graded cell: {public}. It does not run the hidden tests, which decide the {points} "
+            "points of this notebook when it is graded.")
+    print(textwrap.fill(said, 86))
+    print("Working on your own with the course's repository? Run the hidden tests on this file:\n"
           f"    {shlex.quote(sys.executable)} -m mlmcourse check {shlex.quote(str(path))}")
 
 
-def _layout_notes(path) -> list[str]:
-    """How the grader reads this notebook's answers where one spans or shares several cells (a
-    split cell, a copy kept above or as Markdown), from the file as last saved."""
+def _read_saved(path) -> tuple[list[str], bool]:
+    """From the file as last saved: how the grader reads its answers where one spans or shares
+    several cells (a split cell, a copy kept above or as Markdown), and whether it has error
+    tests (a graded cell whose public part tries bad inputs with `expect_rejects`)."""
     import nbformat
 
-    from mlmcourse.course.cells import layout_notes
+    from mlmcourse.course.cells import is_graded, layout_notes, without_hidden_tests
 
     try:
-        return layout_notes(nbformat.read(path, as_version=4))
+        nb = nbformat.read(path, as_version=4)
+        return layout_notes(nb), any("expect_rejects(" in without_hidden_tests(cell.source)
+                                     for cell in nb.cells if is_graded(cell))
     except Exception:  # noqa: BLE001  (not saved yet, or not readable: nothing to say)
-        return []
+        return [], False
 
 
 def call_unchanged(function, *args, **kwargs):

@@ -9,7 +9,9 @@ copy of the release, and under grading (where the trusted kernel installs a hook
 
 When a notebook is missing, does not define a name, or a function still raises
 ``NotImplementedError`` on a tiny valid call, :class:`NotebookNotReady` says in one sentence which
-notebook to finish first.
+notebook to finish first. :func:`load_student_functions` tries every notebook it needs before it
+raises, so one run lists every notebook still to finish (``NotebookNotReady.reasons``), not only
+the first.
 """
 
 from __future__ import annotations
@@ -149,9 +151,25 @@ def from_notebook(
     return load_functions(Path(directory) / notebook, names, PROBES)
 
 
+# The functions later notebooks use, and the notebook each comes from, in the series' order.
+STUDENT_FUNCTIONS = (("01_corruption.ipynb", "make_mlm_inputs"),
+                     ("03_empty_mask_and_gradient.ipynb", "masked_lm_loss"))
+
+
 def load_student_functions(directory: str | Path = ".") -> tuple[Callable, Callable]:
-    """The student's ``make_mlm_inputs`` (notebook 1) and ``masked_lm_loss`` (notebook 3)."""
+    """The student's ``make_mlm_inputs`` (notebook 1) and ``masked_lm_loss`` (notebook 3).
+
+    Every notebook is tried before anything is raised: a student with notebook 1 unfinished and
+    notebook 3 missing reads both in one :class:`NotebookNotReady`, each with what to do.
+    """
     __tracebackhide__ = True
-    corruption = from_notebook(directory, "01_corruption.ipynb", ["make_mlm_inputs"])
-    loss = from_notebook(directory, "03_empty_mask_and_gradient.ipynb", ["masked_lm_loss"])
-    return corruption["make_mlm_inputs"], loss["masked_lm_loss"]
+    found: dict[str, Callable[..., Any]] = {}
+    reasons: list[str] = []
+    for notebook, name in STUDENT_FUNCTIONS:
+        try:
+            found.update(from_notebook(directory, notebook, [name]))
+        except NotebookNotReady as err:
+            reasons.extend(err.reasons or [str(err)])
+    if reasons:
+        raise NotebookNotReady(*reasons)
+    return found["make_mlm_inputs"], found["masked_lm_loss"]
