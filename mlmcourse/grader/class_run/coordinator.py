@@ -103,17 +103,26 @@ def read_files(folder: Path, *, recursive: bool) -> dict[str, bytes]:
     for path in sorted(folder.rglob("*") if recursive else folder.iterdir()):
         if "__pycache__" in path.parts or ".ipynb_checkpoints" in path.parts:
             continue
-        try:
-            info = path.lstat()
-        except OSError:
-            continue
-        if not stat.S_ISREG(info.st_mode) or info.st_size > CAPS.notebook_bytes:
-            continue
         if any(parent.is_symlink() for parent in path.relative_to(folder).parents if parent.parts):
             continue
-        with open(path, "rb") as handle:
-            files[path.relative_to(folder).as_posix()] = handle.read()
+        data = read_regular_file(path)
+        if data is not None:
+            files[path.relative_to(folder).as_posix()] = data
     return files
+
+
+def read_regular_file(path: Path) -> bytes | None:
+    """The bytes of `path` if it is a regular file (not a link) of at most
+    `CAPS.notebook_bytes`, read no further than the cap (it may grow while read); else None."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > CAPS.notebook_bytes:
+        return None
+    with open(path, "rb") as handle:
+        data = handle.read(CAPS.notebook_bytes + 1)
+    return data if len(data) <= CAPS.notebook_bytes else None
 
 
 def write_files(files: dict[str, bytes], folder: Path) -> None:
@@ -153,17 +162,9 @@ def submission_files(root: Path, student: str, names: list[str] | None = None, *
     if not folder.is_dir() or folder.is_symlink():
         return files
     for name in notebook_names(root, assignment) if names is None else names:
-        path = folder / f"{name}.ipynb"
-        try:
-            info = path.lstat()
-        except OSError:
-            continue
-        if not stat.S_ISREG(info.st_mode) or info.st_size > CAPS.notebook_bytes:
-            continue
-        with open(path, "rb") as handle:
-            data = handle.read(CAPS.notebook_bytes + 1)
-        if len(data) <= CAPS.notebook_bytes:
-            files[path.name] = data
+        data = read_regular_file(folder / f"{name}.ipynb")
+        if data is not None:
+            files[f"{name}.ipynb"] = data
     return files
 
 
