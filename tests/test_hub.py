@@ -213,6 +213,8 @@ def running_hub(hub: Path, env: dict[str, str] | None = None):
         # does not stop them): the proxy by its pid file, the users' processes in class_users.
         with contextlib.suppress(OSError, ValueError):
             os.kill(int((hub / "state" / "proxy.pid").read_text()), signal.SIGTERM)
+        for service in hubctl.services_of(hub):  # (a hub killed in its clean-up leaves them)
+            hubctl.end_process(service, 10)
 
 
 def wait_for(url: str, process: subprocess.Popen, log: Path, seconds: float = 60) -> None:

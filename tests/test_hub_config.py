@@ -399,7 +399,8 @@ def test_two_container_hubs_get_their_own_bridges(tmp_path):
 
 def test_hub_stop_ends_the_services_a_hub_left_behind(tmp_path):
     """`make hub-stop` needs no answer from the hub: a service still running with the hub's
-    folder on its command line (a hub killed before its clean-up) is ended by its pid, and
+    folder on its command line (a hub killed before its clean-up), or the idle culler running in
+    the hub's folder, is ended by its pid, and
     a process's descendants are found from /proc (what the stop ends after the hub)."""
     import subprocess
     import sys
@@ -408,6 +409,11 @@ def test_hub_stop_ends_the_services_a_hub_left_behind(tmp_path):
     service = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
                                 str(tmp_path / "ngshare_service.py"), "--database",
                                 f"sqlite:///{tmp_path}/state/ngshare.sqlite"])
+    # the idle culler names no folder: it is the hub's by running in it (another hub's is not)
+    (tmp_path / "state").mkdir(exist_ok=True)
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)", "jupyterhub_idle_culler"]
+    culler = subprocess.Popen(sleeper, cwd=tmp_path / "state")
+    others = subprocess.Popen(sleeper, cwd=tmp_path.parent)
     parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; subprocess.run("
                                "[sys.executable, '-c', 'import time; time.sleep(60)'])"])
     try:
@@ -416,11 +422,12 @@ def test_hub_stop_ends_the_services_a_hub_left_behind(tmp_path):
             __import__("time").sleep(0.1)
             deadline -= 1
         assert len(hubctl["descendants"](parent.pid)) == 1
-        assert hubctl["services_of"](tmp_path) == [service.pid]
+        assert sorted(hubctl["services_of"](tmp_path)) == sorted([service.pid, culler.pid])
         assert hubctl["stop_everything"](tmp_path) == []
-        assert service.wait(timeout=15) == -15  # SIGTERM
-        assert hubctl["services_of"](tmp_path) == []
+        assert service.wait(timeout=15) == -15 and culler.wait(timeout=15) == -15  # SIGTERM
+        assert hubctl["services_of"](tmp_path) == [] and others.poll() is None
     finally:
+        others.kill()
         for child in hubctl["descendants"](parent.pid):
             __import__("os").kill(child, 9)
         for process in (service, parent):

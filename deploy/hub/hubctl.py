@@ -535,17 +535,33 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-# What the hub starts as its services, each naming the hub's folder on its command line.
+# What the hub starts as its services: each names the hub's folder on its command line, but
+# the idle culler, which names nothing and runs in the hub's folder.
 SERVICE_MARKS = (b"ngshare_service.py", b"lti_service.py", b"system\0service")
+CULLER = b"jupyterhub_idle_culler"
 
 
 def services_of(hub: Path) -> list[int]:
-    """Processes of this hub's services still running (their command line names the hub)."""
+    """Processes of this hub's services still running."""
     mark = str(hub).encode()
-    return [int(entry.name) for entry in Path("/proc").iterdir()
-            if entry.name.isdigit() and int(entry.name) != os.getpid()
-            and mark in (line := command_line(int(entry.name)))
-            and any(service in line for service in SERVICE_MARKS)]
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        line = command_line(int(entry.name))
+        if ((mark in line and any(service in line for service in SERVICE_MARKS))
+                or (CULLER in line and runs_in(int(entry.name), hub))):
+            found.append(int(entry.name))
+    return found
+
+
+def runs_in(pid: int, folder: Path) -> bool:
+    """Whether the process's working folder is `folder` or inside it (even since deleted)."""
+    try:
+        cwd = os.readlink(f"/proc/{pid}/cwd").removesuffix(" (deleted)")
+    except OSError:
+        return False
+    return cwd == str(folder) or cwd.startswith(f"{folder}/")
 
 
 def command_line(pid: int) -> bytes:
