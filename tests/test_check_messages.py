@@ -1,8 +1,9 @@
 """The check helpers' messages name what a student has to fix (issue 42): an error test names every
 bad input the function did not reject, at once; a wrong error of a known kind (reading a 'meta'
-tensor) says its cause; a mean that counts sites with a literal -100 is told so. Each message
-fires for its mistake and stays silent for a right answer. (The samples' messages as the grader
-gives them: tests/test_messages.py.)"""
+tensor) says its cause; a mean that counts sites with a literal -100 is told so; a backward that
+builds a float32 gradient for float64 logits is told so, in words, not by torch's traceback. Each
+message fires for its mistake and stays silent for a right answer. (The samples' messages as the
+grader gives them: tests/test_messages.py.)"""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from mlmcourse.teaching.backward_mistakes import FLOAT32_GRADIENT
 from mlmcourse.teaching.checks import (
     CheckFailed,
+    expect_backward_agrees,
     expect_close,
     expect_raises,
     expect_rejects,
@@ -129,3 +132,56 @@ def test_a_mean_that_counts_sites_with_a_literal_minus_100_is_told_so():
 
 def test_no_literal_mistake_where_it_would_give_the_right_mean():
     assert literal_ignore_index_mistakes(LOGITS, torch.tensor([[2, -100, -100]]), -100) == {}
+
+
+GRAD_LABELS = torch.tensor([[1, -100, 3], [0, 0, -100]])
+GRAD_LOGITS = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(0),
+                          dtype=torch.float64)
+
+
+def loss_whose_backward_writes_into(make_gradient):
+    """The masked mean loss at GRAD_LABELS, as a function of the logits; its backward writes the
+    selected rows' gradient into `make_gradient(rows, sites)`, a [sites, V] tensor it makes."""
+
+    class Loss(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, logits):
+            keep = GRAD_LABELS.reshape(-1) != -100
+            rows = logits.reshape(-1, logits.shape[-1])[keep]
+            targets = GRAD_LABELS.reshape(-1)[keep]
+            ctx.save_for_backward(rows, targets, keep)
+            ctx.shape = logits.shape
+            own = rows.gather(1, targets.unsqueeze(1)).squeeze(1)
+            return (torch.logsumexp(rows, dim=1) - own).sum() / len(targets)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            rows, targets, keep = ctx.saved_tensors
+            grad_rows = torch.softmax(rows, dim=1) - F.one_hot(targets, rows.shape[1])
+            grad = make_gradient(rows, keep.numel())
+            grad[keep] = grad_rows * grad_output / len(targets)
+            return grad.reshape(ctx.shape)
+
+    return Loss.apply
+
+
+def test_a_backward_that_builds_a_float32_gradient_for_float64_logits_is_told_so():
+    bare_zeros = loss_whose_backward_writes_into(lambda rows, n: torch.zeros(n, rows.shape[1]))
+    message = failure(lambda: expect_backward_agrees(bare_zeros, GRAD_LOGITS, GRAD_LABELS))
+    assert message == FLOAT32_GRADIENT
+    assert "float32" in message and "new_zeros, zeros_like" in message
+    from_saved = loss_whose_backward_writes_into(lambda rows, n: rows.new_zeros(n, rows.shape[1]))
+    expect_backward_agrees(from_saved, GRAD_LOGITS, GRAD_LABELS)
+
+
+def test_any_other_error_of_a_backward_is_raised_as_it_is():
+    def fails(rows, n):
+        raise RuntimeError("a bug of its own")
+
+    with pytest.raises(RuntimeError, match="a bug of its own"):
+        expect_backward_agrees(loss_whose_backward_writes_into(fails), GRAD_LOGITS, GRAD_LABELS)
+    # A float16 gradient fails at float32 logits too: not the float32 gradient, so torch's error
+    half = loss_whose_backward_writes_into(lambda rows, n: torch.zeros(n, rows.shape[1],
+                                                                       dtype=torch.float16))
+    with pytest.raises(RuntimeError, match="Double for the source"):  # the first error
+        expect_backward_agrees(half, GRAD_LOGITS, GRAD_LABELS)

@@ -17,6 +17,13 @@ import shlex
 import sys
 import textwrap
 
+from mlmcourse.teaching.backward_mistakes import (  # the notebooks import them from here
+    agree,
+    backward_mistake,
+    backward_repeat_mistake,  # noqa: F401
+    finite_differences,  # noqa: F401
+    gradient_of,
+)
 from mlmcourse.teaching.misses import Miss, miss_of, misses_message
 
 
@@ -291,104 +298,6 @@ def expect_rejects(function, valid: dict, bad: dict[str, dict], errors=ValueErro
         raise CheckFailed(misses_message(misses, errors))
 
 
-def _gradient(loss_of, logits, scale: float = 1.0):
-    """The gradient a hand-written backward gives `logits` for `scale * loss_of(logits)`."""
-    leaf = logits.detach().clone().requires_grad_(True)
-    (scale * loss_of(leaf)).backward()
-    return leaf.grad
-
-
-def finite_differences(loss_of, logits, step: float = 1e-6):
-    """Central differences of the student's own forward, one entry at a time (float64); every
-    call gets a tensor of its own, so a forward that writes into its input changes nothing here."""
-    values = logits.detach().double().reshape(-1)
-    slopes = values.new_empty(values.shape)
-    for index in range(values.numel()):
-        bump = values.new_zeros(values.shape)
-        bump[index] = step
-        up = float(loss_of((values + bump).view_as(logits)))
-        down = float(loss_of((values - bump).view_as(logits)))
-        slopes[index] = (up - down) / (2 * step)
-    return slopes.view_as(logits)
-
-
-def _agree(a, b, tolerance: float = 1e-6) -> bool:
-    return (a.double() - b.double()).abs().max().item() <= tolerance
-
-
-IN_PLACE_ON_SAVED = (
-    "your backward changes a tensor saved in forward, in place: autograd may run the backward "
-    "of one graph again (gradcheck does, and so does backward(retain_graph=True)), and the "
-    "second run reads what the first changed. Make new tensors from ctx.saved_tensors "
-    "(exps / sums, not exps.div_(sums)); change in place only tensors the backward made itself")
-
-
-def backward_repeat_mistake(loss_of, logits) -> str | None:
-    """Why a second backward of the same graph fails or gives another gradient (a backward that
-    changes, in place, what forward saved), or None when both agree.
-
-    `loss_of(z)` is the loss at logits `z`; the graph is kept for the second run, as gradcheck
-    and `backward(retain_graph=True)` keep it."""
-    import torch
-
-    leaf = logits.detach().clone().requires_grad_(True)
-    loss = loss_of(leaf)
-    (first,) = torch.autograd.grad(loss, leaf, retain_graph=True, allow_unused=True)
-    try:
-        (second,) = torch.autograd.grad(loss, leaf, allow_unused=True)
-    except RuntimeError as error:
-        if "inplace operation" in str(error):
-            return IN_PLACE_ON_SAVED
-        raise
-    if first is None or second is None or torch.equal(first, second):
-        return None
-    return ("your backward changes what forward saved: a second backward of the same graph "
-            "gives another gradient than the first. Leave what ctx holds as forward left it; "
-            "change in place only tensors the backward made itself")
-
-
-def backward_mistake(loss_of, logits, labels, ignore_index: int = -100) -> str | None:
-    """Which known mistake a hand-written backward makes, judged against finite differences of
-    the student's own forward (no reference gradient here), or None when they agree.
-
-    `loss_of(z)` is the loss at logits `z` (float64, [B, L, V]) with `labels` fixed."""
-    given = logits.detach().clone()
-    loss_of(given)
-    if not bool((given == logits.detach()).all()):
-        return ("your forward changes the logits it is given: never write into the caller's "
-                "tensors (work on a copy)")
-    repeated = backward_repeat_mistake(loss_of, logits)
-    if repeated:
-        return repeated
-    grad = _gradient(loss_of, logits)
-    if grad is None or tuple(grad.shape) != tuple(logits.shape):
-        return "backward() must give logits a gradient of the logits' shape"
-    ignored = labels == ignore_index
-    if bool(ignored.any()) and grad[ignored].abs().max().item() > 0:
-        return ("your backward writes a gradient at ignored sites: a row whose label is "
-                "ignore_index does not enter the loss, so its gradient is exactly 0")
-    scaled = _gradient(loss_of, logits, 2.5)
-    if _agree(scaled, grad) and grad.abs().max().item() > 0:
-        return ("your backward ignores grad_output: (2.5 * loss).backward() gives the same "
-                "gradient as loss.backward(); multiply by grad_output")
-    numeric = finite_differences(loss_of, logits)
-    if _agree(grad, numeric):
-        return None
-    count, sites = int((~ignored).sum()), labels.numel()
-    if count and _agree(grad, count * numeric):
-        return (f"your backward is |S| = {count} times too large: the forward divides by the "
-                "number of selected sites, so the backward must divide by it too")
-    if count and _agree(grad * sites, numeric * count):
-        return (f"your backward divides by every site (B*L = {sites}), not by the selected "
-                f"ones (|S| = {count})")
-    if _agree(grad, -numeric):
-        return "your backward has the wrong sign: the gradient is softmax(row) - onehot(target)"
-    error = (grad.double() - numeric).abs().max().item()
-    return (f"your backward differs from finite differences of your forward by {error:.2e}, "
-            "in none of the known ways (a gradient at ignored sites, a missing 1 / |S|, a "
-            "wrong sign): compare it entry by entry with (softmax - onehot) / |S|")
-
-
 def expect_backward_agrees(loss_of, logits, labels, ignore_index: int = -100) -> None:
     """Fail, naming the cause, unless the backward agrees with the student's own forward."""
     mistake = backward_mistake(loss_of, logits, labels, ignore_index)
@@ -398,12 +307,12 @@ def expect_backward_agrees(loss_of, logits, labels, ignore_index: int = -100) ->
 def expect_grad_output_used(loss_of, logits, scale: float = 2.5) -> None:
     """Fail unless `(scale * loss).backward()` gives `scale` times the gradient of the loss: a
     backward must multiply by the grad_output it receives (1 for loss.backward() alone)."""
-    once, scaled = _gradient(loss_of, logits), _gradient(loss_of, logits, scale)
+    once, scaled = gradient_of(loss_of, logits), gradient_of(loss_of, logits, scale)
     expect(once is not None and scaled is not None, "backward() must give logits a gradient")
-    if _agree(scaled, once) and once.abs().max().item() > 0:
+    if agree(scaled, once) and once.abs().max().item() > 0:
         raise CheckFailed(f"your backward ignores grad_output: ({scale} * loss).backward() gives "
                           "the same gradient as loss.backward(); multiply by grad_output")
-    expect(_agree(scaled, scale * once),
+    expect(agree(scaled, scale * once),
            f"({scale} * loss).backward() must give {scale} times the gradient of loss.backward()")
 
 
