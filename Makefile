@@ -12,7 +12,7 @@ PROXY  := build/node/node_modules/.bin/configurable-http-proxy
 AXE    := build/axe/node_modules/axe-core/axe.min.js
 # Two pytest processes (pytest-xdist): most tests wait on a browser, a hub or a kernel, and
 # leave a core idle; tests/conftest.py sends each module whole to one of them.
-PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
+PYTEST := $(BIN)/python -m pytest -n 2
 HUB_ARGS ?=
 ROSTER ?=
 # A class of your own (make new-class): grade, export, report and lab-ta work on it; without

@@ -63,9 +63,8 @@ def run_course(root: Path, *args: str, timeout: float = 1800) -> subprocess.Comp
 
 # The suite runs in two pytest processes (pytest-xdist's workers, `make test`'s `-n 2`): most
 # tests wait (browsers, hubs, kernels starting) and leave a core idle. Each test module goes to
-# one worker whole (`--dist loadgroup`), so its module fixtures are made once; the hub terms go
-# together to one worker (they make Unix users and scan all a student can read), first, being
-# the longest.
+# one worker whole, so its module fixtures are made once; the hub's modules go together to one
+# worker (a term makes Unix users and walks all a student can read), first, being the longest.
 #
 # The fresh build (grading the whole sample class on every core) is the suite's longest step. It
 # starts in the background as the session starts, once for all workers (the first that needs it
@@ -139,25 +138,33 @@ def needs_the_build(item: pytest.Item) -> bool:
     return "built_course" in getattr(item, "fixturenames", ())
 
 
-def pytest_itemcollected(item):
-    """xdist's unit of work (`--dist loadgroup`): the test's module, or all the hub terms."""
-    group = "hub" if item.get_closest_marker("hub") else item.nodeid.split("::")[0]
-    item.add_marker(pytest.mark.xdist_group(group))
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's units of work: each test module whole (its module fixtures made once), and the
+    hub's modules (`test_hub*.py`) as one unit, so that two hub terms never run at once. Units
+    go out in the suite's own order (the hub first, the fresh build's readers last)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModulesAndTheHub(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::")[0]
+            return "the hub" if Path(module).name.startswith("test_hub") else module
+
+    config.option.loadscopereorder = False
+    return ModulesAndTheHub(config, log)
 
 
 @pytest.hookimpl(trylast=True)  # after deselection: only the selected tests count
 def pytest_collection_modifyitems(config, items):
-    """The hub terms first (the longest unit); the modules that read the fresh build last (in
-    their order), so that the rest of the suite runs while the build does. Whole modules
-    move: a module's own fixtures stay one."""
+    """The hub's modules first (the longest unit of work); the modules that read the fresh
+    build last (in their order), so that the rest of the suite runs while the build does.
+    Whole modules move: a module's own fixtures stay one."""
+    def rank(item) -> int:
+        if item.path.name.startswith("test_hub"):
+            return 0
+        return 2 if BUILD_AT_START and getattr(item, "module", None) in late else 1
+
     late = {getattr(item, "module", None) for item in items if needs_the_build(item)}
-    if not BUILD_AT_START:
-        late = set()
-    items[:] = ([item for item in items if item.get_closest_marker("hub")]
-                + [item for item in items if not item.get_closest_marker("hub")
-                   and getattr(item, "module", None) not in late]
-                + [item for item in items if getattr(item, "module", None) in late
-                   and not item.get_closest_marker("hub")])
+    items.sort(key=rank)  # (a stable sort: the order inside each rank stays)
 
 
 @pytest.fixture(scope="session", autouse=True)
