@@ -339,6 +339,7 @@ def test_only_the_series_notebooks_travel_and_a_few_submissions_at_a_time(tmp_pa
     from distributed import Client, LocalCluster
 
     from mlmcourse.grader.class_run import coordinator
+    from mlmcourse.grader.engine import rebuild
 
     root = tmp_path.resolve()
     shutil.copytree(ROOT / "source", root / "source")
@@ -370,7 +371,7 @@ def test_only_the_series_notebooks_travel_and_a_few_submissions_at_a_time(tmp_pa
         with config.gradebook() as gradebook:
             gradebook.update_or_create_assignment(assignment)
 
-    monkeypatch.setattr(coordinator, "open", spy_open, raising=False)
+    monkeypatch.setattr(rebuild, "open", spy_open, raising=False)  # (every submission read)
     monkeypatch.setattr(coordinator, "grade_task", _fake_task)
     monkeypatch.setattr(coordinator, "submission_files", spy_files)
     monkeypatch.setattr(coordinator, "prepare_gradebook", gradebook_only)

@@ -38,7 +38,6 @@ import logging
 import os
 import shutil
 import socket
-import stat
 import sys
 import tempfile
 import time
@@ -55,7 +54,8 @@ from mlmcourse.grader.config import (
     tools_on_path,
     use_sandbox_mode,
 )
-from mlmcourse.grader.limits import CAPS, Limits
+from mlmcourse.grader.engine.rebuild import read_regular_file
+from mlmcourse.grader.limits import Limits
 from mlmcourse.grader.results.gradebook import (
     apply_late_policy,
     record_student,
@@ -109,20 +109,6 @@ def read_files(folder: Path, *, recursive: bool) -> dict[str, bytes]:
         if data is not None:
             files[path.relative_to(folder).as_posix()] = data
     return files
-
-
-def read_regular_file(path: Path) -> bytes | None:
-    """The bytes of `path` if it is a regular file (not a link) of at most
-    `CAPS.notebook_bytes`, read no further than the cap (it may grow while read); else None."""
-    try:
-        info = path.lstat()
-    except OSError:
-        return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > CAPS.notebook_bytes:
-        return None
-    with open(path, "rb") as handle:
-        data = handle.read(CAPS.notebook_bytes + 1)
-    return data if len(data) <= CAPS.notebook_bytes else None
 
 
 def write_files(files: dict[str, bytes], folder: Path) -> None:

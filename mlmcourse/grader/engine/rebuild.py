@@ -44,17 +44,27 @@ from mlmcourse.grader.limits import CAPS
 # Reading the submission (never writing it).
 
 
-def read_submitted_notebook(path: Path) -> nbformat.NotebookNode | None:
-    """The student's notebook, when it is a readable regular file (never a link)."""
+def read_regular_file(path: Path) -> bytes | None:
+    """The bytes of `path` if it is a regular file (not a link) of at most
+    `CAPS.notebook_bytes`, read no further than the cap (it may grow while read); else None.
+    Every reader of a submission reads through here."""
     try:
         info = path.lstat()
     except OSError:
         return None
     if not stat.S_ISREG(info.st_mode) or info.st_size > CAPS.notebook_bytes:
         return None
+    with open(path, "rb") as handle:
+        data = handle.read(CAPS.notebook_bytes + 1)
+    return data if len(data) <= CAPS.notebook_bytes else None
+
+
+def read_submitted_notebook(path: Path) -> nbformat.NotebookNode | None:
+    """The student's notebook, when it is a readable regular file (never a link)."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(CAPS.notebook_bytes + 1)
+        data = read_regular_file(path)
+        if data is None:
+            return None
         nb = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception:  # noqa: BLE001  (a broken file counts as not submitted)
         return None
