@@ -139,6 +139,11 @@ def needs_the_build(item: pytest.Item) -> bool:
     return "built_course" in getattr(item, "fixturenames", ())
 
 
+def in_the_hub(module: Path) -> bool:
+    """Whether a test module belongs to the hub's unit of work (`test_hub*.py`)."""
+    return module.name.startswith("test_hub")
+
+
 def pytest_xdist_make_scheduler(config, log):
     """xdist's units of work: each test module whole (its module fixtures made once), and the
     hub's modules (`test_hub*.py`) as one unit, so that two hub terms never run at once. Units
@@ -148,7 +153,7 @@ def pytest_xdist_make_scheduler(config, log):
     class ModulesAndTheHub(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::")[0]
-            return "the hub" if Path(module).name.startswith("test_hub") else module
+            return "the hub" if in_the_hub(Path(module)) else module
 
     config.option.loadscopereorder = False
     return ModulesAndTheHub(config, log)
@@ -165,7 +170,7 @@ HUB_FIRST = 5
 def pytest_runtest_setup(item):
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    niceness = 0 if item.path.name.startswith("test_hub") else HUB_FIRST
+    niceness = 0 if in_the_hub(item.path) else HUB_FIRST
     with contextlib.suppress(PermissionError):  # (raising it back needs root)
         os.setpriority(os.PRIO_PROCESS, 0, niceness)
 
@@ -176,7 +181,7 @@ def pytest_collection_modifyitems(config, items):
     build last (in their order), so that the rest of the suite runs while the build does.
     Whole modules move: a module's own fixtures stay one."""
     def rank(item) -> int:
-        if item.path.name.startswith("test_hub"):
+        if in_the_hub(item.path):
             return 0
         return 2 if BUILD_AT_START and getattr(item, "module", None) in late else 1
 
