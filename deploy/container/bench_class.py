@@ -38,9 +38,10 @@ def main() -> int:
               f"{sorted(peaks)[len(peaks) // 2] / 2**20:.0f} MiB)")
     for facts in sorted((REPO / "build" / "image").glob("mlmcourse-*.json")):
         image = json.loads(facts.read_text())
+        saved = (f", {image['archive_bytes'] / 1e9:.2f} GB as an OCI archive"
+                 if "archive_bytes" in image else "")
         print(f"course image {image['key']}: built in {image['seconds']:.0f} s, "
-              f"{image['image_bytes'] / 1e9:.2f} GB in podman's storage, "
-              f"{image['archive_bytes'] / 1e9:.2f} GB as an OCI archive")
+              f"{image['image_bytes'] / 1e9:.2f} GB in podman's storage{saved}")
     for user, seconds in sorted(report["validate_s"].items()):
         peak = report["peak_memory_bytes"].get(user)
         print(f"  {user}: Validate {seconds:.1f} s, peak "

@@ -1,7 +1,8 @@
 """The course image: one container image every student's and staff member's server runs
 (`make image`; the container hub and tests/test_hub_containers.py use it).
 
-    python deploy/container/image.py            # build (or reuse) it; prints its tag
+    python deploy/container/image.py            # build (or reuse) it and its archive; its tag
+    python deploy/container/image.py --no-archive   # podman's storage only (what tests need)
     python deploy/container/image.py --key      # the cache key only
 
 Built from Debian packages and the pinned environment alone, no base image pulled from a
@@ -11,7 +12,8 @@ this machine's pip does (torch's CPU build from the local wheel folders, bind-mo
 during the build, never the CUDA build from the index), the course package `mlmcourse` (no
 solutions), the hub's module, the roles' Jupyter configuration and the student release
 (/opt/course/release); a user `jovyan` (uid 1000) owns /home/jovyan. podman imports the tree with
-the image's settings, and saves it as an OCI archive in build/image/mlmcourse-<key>.oci.tar.
+the image's settings; `make image` also saves it as an OCI archive in
+build/image/mlmcourse-<key>.oci.tar (`--no-archive`, as `make test` builds it, does not).
 
 The key is a hash of everything the image is made of (the recipe here: Debian packages,
 install script, settings; the pins, the package, the roles, the release): a later run with the
@@ -219,8 +221,8 @@ def staged_sources(folder: Path) -> Path:
     return folder
 
 
-def build(image_key: str) -> dict:
-    """The root file system (mmdebstrap), imported as the image, saved as an OCI archive."""
+def build(image_key: str) -> float:
+    """The root file system (mmdebstrap), imported as the image; returns the seconds it took."""
     BUILD.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     rootfs = BUILD / "rootfs.tar"
@@ -242,18 +244,32 @@ def build(image_key: str) -> dict:
     changes = [arg for setting in settings for arg in ("--change", setting)]
     podman("import", *changes, str(rootfs), tag(image_key), timeout=1800)
     rootfs.unlink()
-    built = time.monotonic() - started
-    partial = archive(image_key).with_suffix(".partial")
-    podman("save", "--format", "oci-archive", "-o", str(partial), tag(image_key), timeout=1800)
-    partial.rename(archive(image_key))
     for old in [*BUILD.glob("mlmcourse-*.oci.tar"), *BUILD.glob("mlmcourse-*.json")]:
         if old.name.split(".")[0] != f"mlmcourse-{image_key}":
             old.unlink()  # of older inputs
+    built = time.monotonic() - started
     size = int(podman("image", "inspect", "--format", "{{.Size}}", tag(image_key)).stdout)
-    facts = {"seconds": round(built, 1), "image_bytes": size,
-             "archive_bytes": archive(image_key).stat().st_size, "key": image_key}
-    archive(image_key).with_suffix("").with_suffix(".json").write_text(json.dumps(facts) + "\n")
-    return {"seconds": built, "archive": archive(image_key)}
+    facts(image_key).write_text(json.dumps(
+        {"seconds": round(built, 1), "image_bytes": size, "key": image_key}) + "\n")
+    return built
+
+
+def facts(image_key: str) -> Path:
+    """The build's facts (seconds, bytes in podman's storage, the archive's bytes once saved)."""
+    return BUILD / f"mlmcourse-{image_key}.json"
+
+
+def save_archive(image_key: str) -> Path:
+    """The image as an OCI archive: what another machine or a registry takes (skopeo), and
+    what a later run loads if podman's storage was emptied."""
+    partial = archive(image_key).with_suffix(".partial")
+    podman("save", "--format", "oci-archive", "-o", str(partial), tag(image_key), timeout=1800)
+    partial.rename(archive(image_key))
+    if facts(image_key).is_file():
+        known = json.loads(facts(image_key).read_text())
+        known["archive_bytes"] = archive(image_key).stat().st_size
+        facts(image_key).write_text(json.dumps(known) + "\n")
+    return archive(image_key)
 
 
 @contextlib.contextmanager
@@ -266,30 +282,35 @@ def _one_at_a_time():
         yield
 
 
-def ensure(verbose: bool = False) -> str:
+def ensure(verbose: bool = False, with_archive: bool = False) -> str:
     """The image of the current inputs in podman's storage, tagged NAME:<key> and NAME:latest:
-    found there, loaded from its archive, or built. Returns the tag."""
+    found there, loaded from its archive, or built; with_archive also saves its OCI archive if
+    there is none (`make image` does; the hubs and the tests need only podman's storage, and
+    the save compresses 1.8 GB). Returns the tag."""
     reason = why_not_here()
     if reason:
         raise ImageError(reason)
     with _one_at_a_time():
-        return _ensure(verbose)
+        return _ensure(verbose, with_archive)
 
 
-def _ensure(verbose: bool) -> str:
+def _ensure(verbose: bool, with_archive: bool) -> str:
     image_key = key()
     wanted = tag(image_key)
+    built_seconds = None
     if podman("image", "exists", wanted, check=False).returncode != 0:
         if archive(image_key).is_file():
             podman("load", "-i", str(archive(image_key)), timeout=1800)
             if verbose:
                 print(f"loaded {archive(image_key)}")
         else:
-            result = build(image_key)
+            built_seconds = build(image_key)
             if verbose:
-                size = result["archive"].stat().st_size / 1e9
-                print(f"built {wanted} in {result['seconds']:.0f} s; "
-                      f"{result['archive']} ({size:.2f} GB)")
+                print(f"built {wanted} in {built_seconds:.0f} s")
+    if with_archive and not archive(image_key).is_file():
+        saved = save_archive(image_key)
+        if verbose:
+            print(f"saved {saved} ({saved.stat().st_size / 1e9:.2f} GB)")
     podman("tag", wanted, f"{NAME}:latest")
     return wanted
 
@@ -297,12 +318,14 @@ def _ensure(verbose: bool) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--key", action="store_true", help="print the inputs' key and stop")
+    parser.add_argument("--no-archive", action="store_true",
+                        help="leave the image in podman's storage only (the tests need no more)")
     args = parser.parse_args(argv)
     if args.key:
         print(key())
         return 0
     try:
-        print(ensure(verbose=True))
+        print(ensure(verbose=True, with_archive=not args.no_archive))
     except ImageError as err:
         print(f"image: {err}", file=sys.stderr)
         return 2
