@@ -1,8 +1,9 @@
 """The check helpers' messages name what a student has to fix (issue 42): an error test names every
 bad input the function did not reject, at once; a wrong error of a known kind (reading a 'meta'
 tensor) says its cause; a mean that counts sites with a literal -100 is told so; a backward that
-builds a float32 gradient for float64 logits is told so, in words, not by torch's traceback. Each
-message fires for its mistake and stays silent for a right answer. (The samples' messages as the
+builds a float32 gradient for float64 logits is told so, in words, not by torch's traceback; a
+log-probability whose graph is cut in the middle is told which part was cut. Each message fires
+for its mistake and stays silent for a right answer. (The samples' messages as the
 grader gives them: tests/test_messages.py.)"""
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import torch.nn.functional as F
 
 from mlmcourse.teaching.backward_mistakes import FLOAT32_GRADIENT
 from mlmcourse.teaching.checks import (
+    CUT_OFF_THE_GRAPH,
     CheckFailed,
     expect_backward_agrees,
     expect_close,
     expect_raises,
     expect_rejects,
+    expect_target_log_probs_gradient,
     literal_ignore_index_mistakes,
 )
 
@@ -185,3 +188,48 @@ def test_any_other_error_of_a_backward_is_raised_as_it_is():
                                                                        dtype=torch.float16))
     with pytest.raises(RuntimeError, match="Double for the source"):  # the first error
         expect_backward_agrees(half, GRAD_LOGITS, GRAD_LABELS)
+
+
+# Notebook 2's gradient check: log p(target) at [B, L] sites, 0.0 where the label is -100.
+LOG_P_LOGITS = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(0),
+                           dtype=torch.float64)
+LOG_P_LABELS = torch.tensor([[1, -100, 3], [0, 2, -100]])
+
+
+def log_probs_cut(cut_logsumexp=False, cut_target=False, zero_ignored=True, detach_all=False):
+    """log p(target) as a student writes it, with one part of the graph cut (or none)."""
+
+    def target_log_probs(logits, labels):
+        selected = labels != -100
+        safe = torch.where(selected, labels, torch.zeros_like(labels))
+        target = logits.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+        norm = torch.logsumexp(logits, dim=-1)
+        out = ((target.detach() if cut_target else target)
+               - (norm.detach() if cut_logsumexp else norm))
+        out = torch.where(selected, out, torch.zeros_like(out)) if zero_ignored else out
+        return out.detach() if detach_all else out
+
+    return target_log_probs
+
+
+def gradient_failure(**cut) -> str:
+    return failure(lambda: expect_target_log_probs_gradient(log_probs_cut(**cut), LOG_P_LOGITS,
+                                                            LOG_P_LABELS))
+
+
+def test_a_connected_log_probability_passes_and_prints_its_difference(capsys):
+    expect_target_log_probs_gradient(log_probs_cut(), LOG_P_LOGITS, LOG_P_LABELS)
+    assert "largest difference from the library's" in capsys.readouterr().out
+
+
+def test_a_log_probability_cut_in_the_middle_is_told_which_part_was_cut():
+    assert gradient_failure(cut_logsumexp=True).startswith(
+        "the gradient of target_log_probs(...).sum(): only the one-hot of the target arrives: "
+        "logsumexp is cut off the graph")
+    assert gradient_failure(cut_target=True).startswith(
+        "the gradient of target_log_probs(...).sum(): only -softmax arrives: the gathered "
+        "target logit is cut off the graph")
+    assert gradient_failure(zero_ignored=False).startswith(
+        "the gradient of target_log_probs(...).sum(): it is not 0 at the ignored sites [0, 1] "
+        "and [1, 2]: an ignored site's output must be the constant 0.0")
+    assert gradient_failure(detach_all=True) == CUT_OFF_THE_GRAPH

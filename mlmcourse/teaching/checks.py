@@ -316,6 +316,53 @@ def expect_grad_output_used(loss_of, logits, scale: float = 2.5) -> None:
            f"({scale} * loss).backward() must give {scale} times the gradient of loss.backward()")
 
 
+CUT_OFF_THE_GRAPH = (
+    "no gradient reached logits: did you use .item(), .detach(), numpy, a Python float or "
+    "torch.tensor(...) in the middle? Keep every step a torch operation on logits")
+
+
+def expect_target_log_probs_gradient(target_log_probs, logits, labels,
+                                     ignore_index: int = -100) -> None:
+    """Notebook 2's check of "keep it differentiable": a backward through
+    `target_log_probs(logits, labels).sum()` (float64 `logits` [B, L, V]) must give the library's
+    gradient of the same sum, within 1e-10. Prints the largest difference; a wrong gradient is
+    named by what it gives: none at all (a detached result), a gradient at ignored sites, or a
+    middle cut off the graph (only the one-hot arrives when logsumexp is detached, only -softmax
+    when the gathered target logit is)."""
+    import torch
+    import torch.nn.functional as F
+
+    leaf = logits.detach().clone().requires_grad_(True)
+    ignored = labels == ignore_index
+    library = -F.cross_entropy(leaf.reshape(-1, leaf.shape[-1]), labels.reshape(-1),
+                               reduction="sum", ignore_index=ignore_index)
+    (expected,) = torch.autograd.grad(library, leaf)  # before the student's function runs
+    softmax_part = torch.softmax(leaf.detach(), dim=-1) * ~ignored.unsqueeze(-1)
+    yours = target_log_probs(leaf, labels).sum()
+    expect(yours.requires_grad, CUT_OFF_THE_GRAPH)
+    yours.backward()
+    expect(leaf.grad is not None, CUT_OFF_THE_GRAPH)
+    print(f"gradient of target_log_probs(...).sum(): largest difference from the library's "
+          f"{(leaf.grad - expected).abs().max().item():.1e} (tolerance 1e-10)")
+    cut = "is cut off the graph (.item(), .detach() or a Python float on it?)"
+    expect_close(leaf.grad, expected, "the gradient of target_log_probs(...).sum()", 1e-10,
+                 mistakes={
+                     f"it is not 0 at the ignored {_sites(ignored)}: an ignored site's output "
+                     "must be the constant 0.0 (overwrite it with torch.where, as in Step 6)":
+                         lambda got: bool(ignored.any()) and got[ignored].abs().max().item() > 0,
+                     f"only the one-hot of the target arrives: logsumexp {cut}":
+                         expected + softmax_part,
+                     f"only -softmax arrives: the gathered target logit {cut}": -softmax_part})
+
+
+def _sites(where) -> str:
+    """'sites [0, 1] and [1, 2]' (or 'site [0, 1]') for the True entries of a [B, L] mask."""
+    named = [f"[{b}, {t}]" for b, t in where.nonzero().tolist()]
+    if len(named) == 1:
+        return f"site {named[0]}"
+    return f"sites {', '.join(named[:-1])} and {named[-1]}"
+
+
 def visible_checks_passed(notebook: str, points: int) -> None:
     """The last cell of a graded notebook: what Validate ran, what it did not, and how to run the
     hidden tests on this very file, wherever it lives."""
