@@ -186,3 +186,27 @@ def test_an_answer_cell_that_lost_its_solution_mark_still_runs_by_its_id():
     cells, _ = cells_to_run(FIRST, source(), student)
     [answer] = [cell for cell in cells if cell["grade_id"] == "make_mlm_inputs"]
     assert "NotImplementedError()" not in answer["source"]
+
+
+def test_validates_last_cell_counts_failed_cells_without_cell_ids(monkeypatch, capsys):
+    """nbclient and nbconvert send no cell id: a failed cell still counts (by its text) until
+    the same text runs again and passes, so the last cell never says every check passes after
+    a run that went on past an error (nbconvert --allow-errors)."""
+    from types import SimpleNamespace
+
+    from mlmcourse.teaching import checks
+
+    monkeypatch.setattr(checks, "_FAILED_LAST_RUN", {})
+
+    def ran(text: str, success: bool, cell_id=None) -> None:
+        info = SimpleNamespace(cell_id=cell_id, raw_cell=text)
+        checks._remember_cell_outcome(SimpleNamespace(info=info, success=success))
+
+    ran("check_a()", False)
+    ran("print('fine')", True)
+    assert checks.cells_that_failed() == 1
+    ran("check_a()", True)
+    assert checks.cells_that_failed() == 0
+    ran("x = 1", False, cell_id="answer")
+    ran("x = 2", True, cell_id="answer")  # an edited cell with an id: its last run counts
+    assert checks.cells_that_failed() == 0

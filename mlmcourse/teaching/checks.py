@@ -85,9 +85,13 @@ _FAILED_LAST_RUN: dict[str, bool] = {}
 
 
 def _remember_cell_outcome(result) -> None:
-    cell_id = getattr(getattr(result, "info", None), "cell_id", None)
-    if cell_id:  # without an id a rerun of the same cell could not be told apart
-        _FAILED_LAST_RUN[cell_id] = not result.success
+    # A cell is known by its id where the front end sends one (JupyterLab does); else by its
+    # text (nbclient, nbconvert, Validate send none): a rerun of the same text replaces its
+    # outcome, and an edited cell counts apart until the kernel restarts.
+    info = getattr(result, "info", None)
+    cell = getattr(info, "cell_id", None) or getattr(info, "raw_cell", None)
+    if cell:
+        _FAILED_LAST_RUN[cell] = not result.success
 
 
 def _follow_cell_outcomes() -> None:
