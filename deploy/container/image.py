@@ -277,7 +277,8 @@ def _one_at_a_time():
     """One build at a time on this machine: `make test` builds the image in the background
     (at the lowest CPU priority) while the other tests run, and a container test that needs it
     waits here for that build, which then runs at the waiter's priority: it is all the waiter
-    waits for. The lock's holder writes its process group into the lock file."""
+    waits for. The lock's holder writes its process group into the lock file (`main` makes one
+    of its own, in its caller's session, where the kernel's autogroup lets nice values count)."""
     BUILD.mkdir(parents=True, exist_ok=True)
     with open(BUILD / ".lock", "a+") as lock:
         try:
@@ -336,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.key:
         print(key())
         return 0
+    with contextlib.suppress(PermissionError):  # (a session's leader keeps its group)
+        os.setpgid(0, 0)  # a process group of its own, in the caller's session: see the lock
     try:
         print(ensure(verbose=True, with_archive=not args.no_archive))
     except ImageError as err:
