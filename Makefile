@@ -85,17 +85,19 @@ $(AXE): tests/browser/package.json tests/browser/package-lock.json
 	@touch $@
 
 # The course image builds in the background while the other tests run (mostly downloads and
-# unpacking), first of all, and into podman's storage only (the tests need no OCI archive: its
-# save compresses 1.8 GB); a container test that needs it waits for that build (image.py takes
-# a lock) and lends it its own CPU priority. It stays in the tests' session: the kernel's
-# autogroups share the CPU between sessions first, so a build in a session of its own would
-# take as much as the whole suite, whatever its nice value.
-test: $(READY_DEV)
+# unpacking), first of all: image.py needs only the standard library, so it starts before the
+# environment is made (pip's install leaves a core idle), and into podman's storage only (the
+# tests need no OCI archive: its save compresses 1.8 GB). A container test that needs it waits
+# for that build (image.py takes a lock) and lends it its own CPU priority. It stays in the
+# tests' session: the kernel's autogroups share the CPU between sessions first, so a build in a
+# session of its own would take as much as the whole suite, whatever its nice value.
+test:
 	@mkdir -p build
 	@if command -v podman >/dev/null && [ "$$(id -u)" = 0 ]; then \
 	    echo "building the course image in the background (build/image.log)"; \
-	    ( nice -n 19 $(BIN)/python deploy/container/image.py --no-archive \
+	    ( nice -n 19 $(PYTHON) deploy/container/image.py --no-archive \
 	        > build/image.log 2>&1 & ); fi
+	@$(MAKE) --no-print-directory $(READY_DEV)
 	@command -v npm >/dev/null && $(MAKE) --no-print-directory $(PROXY) $(AXE) || true
 	$(BIN)/python -m ruff check mlmcourse tests samples deploy
 	$(PYTEST)
