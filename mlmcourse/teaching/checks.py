@@ -359,6 +359,27 @@ def expect_target_log_probs_gradient(target_log_probs, logits, labels,
                      f"only -softmax arrives: the gathered target logit {cut}": -softmax_part})
 
 
+def compare_gradient_by_hand(by_hand, autograd_grad, keep) -> None:
+    """Notebook 3's 2c, a check for the student that never raises: their `by_hand` gradient
+    against autograd's (float64, [B, L, V]; `keep` the selected sites), naming a missing 1/|S|
+    or a flipped sign; while `by_hand` is still all zeros it says what to write."""
+    import torch
+
+    if not by_hand.any():
+        print("by_hand is still all zeros: write 2c's formula in a cell above this one "
+              "(by_hand[keep] = ...), run it, then run this cell")
+        return
+    error = (autograd_grad - by_hand).abs().max().item()
+    print(f"largest difference from autograd: {error:.1e} (tolerance 1e-12, float64):",
+          "they agree" if error < 1e-12 else "they differ")
+    if error >= 1e-12 and torch.allclose(by_hand, autograd_grad * keep.sum()):
+        print(f"  yours is |S| = {keep.sum().item()} times autograd's: divide by |S|")
+    elif error >= 1e-12 and torch.allclose(by_hand, -autograd_grad):
+        print("  yours is autograd's with the sign flipped: softmax minus onehot")
+    print("every selected row sums to zero (to 1e-12):",
+          by_hand[keep].sum(dim=1).abs().max().item() < 1e-12)
+
+
 def _sites(where) -> str:
     """'sites [0, 1] and [1, 2]' (or 'site [0, 1]') for the True entries of a [B, L] mask."""
     named = [f"[{b}, {t}]" for b, t in where.nonzero().tolist()]
