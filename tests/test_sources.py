@@ -75,7 +75,8 @@ def test_every_notebook_starts_with_a_setup_cell(path):
 NONE_RETURNING_CHECKS = {"expect", "expect_equal", "expect_close", "expect_raises",
                          "expect_no_library_loss", "expect_returns", "expect_rejects",
                          "expect_backward_agrees", "expect_grad_output_used",
-                         "expect_target_log_probs_gradient", "compare_gradient_by_hand"}
+                         "expect_target_log_probs_gradient", "compare_gradient_by_hand",
+                         "compare_site_gradient"}
 # A few short checks (the setup cell imports them); an error test's public part
 # lists one bad input of every kind its hidden block tries (so Validate tries them all).
 PUBLIC_PART_LINES = 16
