@@ -4,10 +4,11 @@ one gradebook writer (nbgrader_config.py plugs `EngineExecute` and `SaveVerdict`
 
 A scratch course with the samples whose grading can differ between the two ways in (the
 notebook file as nbgrader reads it, the gradebook, the command line's limits, the marks for a
-look), every honest one with an odd habit, the reference and the blank release, graded once by
-nbgrader's command line: each notebook scores exactly what the fresh build's `make grade` gave
-it (its committed verdict), a reach the grader cannot check is marked for a look in the same
-cells, and nothing of the submissions, the course or the gradebook is touched. Short time limits
+look), the honest habits that reach the notebook file or what nbgrader reads beside an answer,
+the reference and the blank release, graded once by nbgrader's command line: each notebook
+scores exactly what the fresh build's `make grade` gave it (its committed verdict), a reach the
+grader cannot check is marked for a look in the same cells, and nothing of the submissions, the
+course or the gradebook is touched. Short time limits
 (set on the command line, as a TA would) keep the hang cheap; they change no score.
 """
 
@@ -48,12 +49,16 @@ HOSTILE = ["hostile_deleted_tests", "hostile_edited_tests", "hostile_input_trans
            "hostile_gradebook", "hostile_patched_helpers", "hostile_traceback",
            "hostile_rt4_fake_pass_output", "hostile_stderr", "hostile_hang", *MARKED_FOR_A_LOOK]
 TWINS = sorted(path.stem for path in (ROOT / "samples").glob("twin_*.py"))
-# The corpus of ordinary styles (honest_style_*) differs only inside answer cells, which the
-# engine runs the same way on both ways in: graded once, by the fresh build. The odd habits
-# that reach what nbgrader handles (pasted cells, display, magics, output, a big buffer) are
-# graded here too.
-HONEST = sorted(path.stem for path in (ROOT / "samples").glob("honest_*.py")
-                if not path.stem.startswith("honest_style_") or path.stem == "honest_style_magics")
+# An honest habit reaches what nbgrader handles when it changes the notebook file (a transform:
+# pasted, split or kept cells) or leaves what nbgrader reads beside an answer (a magic, a shell
+# line, display or stderr output, a buffer under the command line's memory limit). The other
+# habits and the corpus of ordinary styles (honest_style_*) differ only inside answer cells,
+# which the engine runs the same way on both ways in: graded once, by the fresh build.
+BESIDE_AN_ANSWER = ["honest_big_buffer", "honest_display_in_answer", "honest_habit_pip_show",
+                    "honest_modulo_continuation", "honest_stderr_every_call",
+                    "honest_style_magics", "honest_time_magic"]
+HONEST = sorted({path.stem for path in (ROOT / "samples").glob("honest_*.py")
+                 if sample(path.stem).transform is not None} | set(BESIDE_AN_ANSWER))
 STUDENTS = ["reference", "blank", *HOSTILE, *TWINS, *HONEST]
 LIMITS = ["--Grading.call_timeout_s=4", "--Grading.student_time_s=30"]
 BREACH = "HACKED_BY_*"  # what hostile_gradebook leaves next to a file it could open for writing
