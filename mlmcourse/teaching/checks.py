@@ -402,8 +402,11 @@ def compare_gradient_by_hand(by_hand, autograd_grad, keep) -> None:
         print(f"  yours is |S| = {keep.sum().item()} times autograd's: divide by |S|")
     elif error >= 1e-12 and torch.allclose(by_hand, -autograd_grad):
         print("  yours is autograd's with the sign flipped: softmax minus onehot")
-    print("every selected row sums to zero (to 1e-12):",
-          by_hand[keep].sum(dim=1).abs().max().item() < 1e-12)
+    rows_sum_to_zero = by_hand[keep].sum(dim=1).abs().max().item() < 1e-12
+    print("every selected row sums to zero (to 1e-12):", rows_sum_to_zero)
+    if not rows_sum_to_zero:
+        print("  a row's softmax sums to 1 along the vocabulary: z[keep] is [|S|, V], so take "
+              "it along the last dimension (dim=-1), not down the rows")
 
 
 def _sites(where) -> str:
