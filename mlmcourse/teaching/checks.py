@@ -24,6 +24,10 @@ from mlmcourse.teaching.backward_mistakes import (  # the notebooks import them 
     finite_differences,  # noqa: F401
     gradient_of,
 )
+from mlmcourse.teaching.derivation import (  # noqa: F401  (copies released before they moved)
+    compare_gradient_by_hand,
+    compare_site_gradient,
+)
 from mlmcourse.teaching.misses import Miss, miss_of, misses_message
 
 

@@ -5,14 +5,14 @@ far apart the two are and name the usual slips (a missing one-hot, a flipped sig
 
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
-
 
 def compare_site_gradient(site_gradient, slopes, z, target) -> None:
     """Notebook 3's 2b, a check for the student that never raises: their gradient of one site's
     loss (`site_gradient`, from logits `z` and `target`) against central differences (`slopes`),
     naming the usual slips; while it is still None it says what to write."""
+    import torch
+    import torch.nn.functional as F
+
     if site_gradient is None:
         print("site_gradient is not written yet: add a cell above this one with your line "
               "site_gradient = ..., run it, then run this cell")
@@ -29,6 +29,9 @@ def compare_site_gradient(site_gradient, slopes, z, target) -> None:
             print("  that is 2a's gradient, of logsumexp alone: what does the term -z_y add?")
         elif torch.allclose(mine, onehot - probs):
             print("  yours has the sign flipped: the target's entry should be the negative one")
+        elif torch.allclose(mine, probs - 1):
+            print("  yours subtracts 1 from every entry: the one-hot is a vector of V entries, "
+                  "1 at the target and 0 elsewhere")
     print(f"the entries sum to {mine.sum().item():.1e}")
 
 
@@ -36,6 +39,8 @@ def compare_gradient_by_hand(by_hand, autograd_grad, keep) -> None:
     """Notebook 3's 2c, a check for the student that never raises: their `by_hand` gradient
     against autograd's (float64, [B, L, V]; `keep` the selected sites), naming a missing 1/|S|
     or a flipped sign; while `by_hand` is still all zeros it says what to write."""
+    import torch
+
     if not by_hand.any():
         print("by_hand is still all zeros: write 2c's formula in a cell above this one "
               "(by_hand[keep] = ...), run it, then run this cell")
