@@ -1,7 +1,8 @@
 /* The site's offline search (mlmcourse/build/search_index.py writes window.MLM_SEARCH). An
    entry matches when its page title, section title or text holds every word typed; hits are
    ranked by relevance (a word in the section's title counts most, then in the page's title,
-   then how often the text says it), the first PAGE listed and a button shows the rest. A hit's
+   then how often the text says it, up to three times; ties go to the earlier page, where the
+   course introduces a term), the first PAGE listed and a button shows the rest. A hit's
    link carries the query (?q=), so the page it opens shows the same search again. */
 (function () {
   var form = document.getElementById("mlm-search");
@@ -32,7 +33,7 @@
       var inTitle = occurrences(title, words[i]);
       var inText = occurrences(text, words[i]);
       if (!inSection && !inTitle && !inText) { return 0; }
-      total += 20 * Math.min(inSection, 1) + 5 * Math.min(inTitle, 1) + Math.min(inText, 10);
+      total += 20 * Math.min(inSection, 1) + 5 * Math.min(inTitle, 1) + Math.min(inText, 3);
     }
     return total;
   }
