@@ -286,6 +286,14 @@ def test_the_containers_user_id_is_no_host_accounts_and_a_collision_is_refused(m
     assert containers.choose_user_id({"container_uid": 1234}) == 1234  # kept from course.json
     with pytest.raises(containers.ContainerError, match="id 0, which the account root, the group"):
         containers.check_user_id(0)
+    # rootless podman's users hold 65,536 ids each: the search steps over a range whole
+    monkeypatch.setattr(containers, "FIRST_USER_ID", 200_000)
+    ranges = [(f"user{k}", "/etc/subuid", 100_000 + k * 65_536, 165_536 + k * 65_536)
+              for k in range(1_000)]
+    monkeypatch.setattr(containers, "subordinate_ranges", lambda: ranges)
+    past = ranges[-1][3]
+    uid = containers.choose_user_id()
+    assert uid >= past and not containers.id_holders(uid, ranges), uid
 
 
 def test_one_switch_puts_every_server_in_a_container_of_the_course_image(tmp_path, monkeypatch):

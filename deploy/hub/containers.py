@@ -116,30 +116,41 @@ def choose_network(hub: Path, course: dict | None = None) -> dict:
             "gateway": subnet.rsplit(".", 1)[0] + ".1"}
 
 
-def id_holders(uid: int) -> list[str]:
+def subordinate_ranges() -> list[tuple[str, str, int, int]]:
+    """(owner, table, first id, first id past the range) of /etc/subuid and /etc/subgid."""
+    ranges = []
+    for table in ("/etc/subuid", "/etc/subgid"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines():
+                owner, start, count = (line.split(":") + ["", "", ""])[:3]
+                if start.isdigit() and count.isdigit():
+                    ranges.append((owner, table, int(start), int(start) + int(count)))
+    return ranges
+
+
+def id_holders(uid: int, ranges: list | None = None) -> list[str]:
     """Who on the host holds this id: an account, a group, a subordinate id range."""
     holders = []
     with contextlib.suppress(KeyError):
         holders.append(f"the account {pwd.getpwuid(uid).pw_name}")
     with contextlib.suppress(KeyError):
         holders.append(f"the group {grp.getgrgid(uid).gr_name}")
-    for table in ("/etc/subuid", "/etc/subgid"):
-        with contextlib.suppress(OSError):
-            for line in Path(table).read_text().splitlines():
-                owner, start, count = (line.split(":") + ["", "", ""])[:3]
-                if start.isdigit() and count.isdigit() and int(start) <= uid < int(
-                        start) + int(count):
-                    holders.append(f"{owner}'s range in {table}")
+    for owner, table, start, end in subordinate_ranges() if ranges is None else ranges:
+        if start <= uid < end:
+            holders.append(f"{owner}'s range in {table}")
     return holders
 
 
 def choose_user_id(course: dict | None = None) -> int:
-    """The containers' user id: kept from course.json, else the first free one (set-up)."""
+    """The containers' user id: kept from course.json, else the first free one (set-up). A
+    subordinate range is skipped whole: rootless podman gives each user 65,536 ids."""
     if course and course.get("container_uid"):
         return int(course["container_uid"])
+    ranges = subordinate_ranges()
     uid = FIRST_USER_ID
-    while id_holders(uid):
-        uid += 1
+    while id_holders(uid, ranges):
+        ends = [end for _, _, start, end in ranges if start <= uid < end]
+        uid = max(ends) if ends else uid + 1
     return uid
 
 
