@@ -76,11 +76,13 @@ def validated(course, tmp_path_factory) -> dict[tuple[str, str], str]:
     `nbgrader validate` as the Validate button runs it (`bench.validate.run_validate`), two at
     a time (one kernel each; the machine has two cores)."""
     base = tmp_path_factory.mktemp("homes")
+    # the homes first, in this thread: CPython 3.11's ast module is not safe in two threads at
+    # once ("AST constructor recursion depth mismatch"), and a sample's notebook is built with it
+    homes = {key: base / f"{key[0]}-{key[1]}" for key in RUNS}
+    notebooks = {key: student_home(course, homes[key], *key) for key in RUNS}
 
     def run(key: tuple[str, str]) -> str:
-        name, student_id = key
-        home = base / f"{name}-{student_id}"
-        return run_validate(student_home(course, home, name, student_id), home, ROOT)
+        return run_validate(notebooks[key], homes[key], ROOT)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(RUNS, pool.map(run, RUNS), strict=True))
