@@ -75,9 +75,9 @@ BUILD_AT_START = os.environ.get("MLMCOURSE_TESTS_BUILD_AT_START", "1") != "0"
 
 
 class FreshBuild:
-    """`python -m mlmcourse build --machine` of a copy of the course, in a process of its own,
-    shared by every pytest process of the session. It writes its exit status to a file: only
-    the process that started it could wait for it."""
+    """`python -m mlmcourse build --full` of a copy of the course, in a process of its own, shared
+    by every pytest process of the session. It writes its exit status to a file: only the
+    process that started it could wait for it."""
 
     def __init__(self, folder: Path):
         self.copy = folder / "course"
@@ -101,12 +101,10 @@ class FreshBuild:
         record_status = '"$@"; echo $? > "$0.part" && mv "$0.part" "$0"'
         with self.log.open("w") as log:
             process = subprocess.Popen(
-                # --machine: every sample whose verdict can depend on this machine regraded,
-                # whatever is committed (a wrong or draft sample's follows from its key, which
-                # test_generated_fresh holds to the sources); niced, since the tests beside it
-                # wait on browsers and hubs with timeouts, and it on nothing
+                # --full: every sample regraded, whatever is committed; niced, since the tests
+                # beside it wait on browsers and hubs with timeouts, and it on nothing
                 ["nice", "-n", "10", "sh", "-c", record_status, str(self.status),
-                 sys.executable, "-m", "mlmcourse", "build", "--machine"], cwd=self.copy,
+                 sys.executable, "-m", "mlmcourse", "build", "--full"], cwd=self.copy,
                 env=course_env(self.copy), stdout=log, stderr=subprocess.STDOUT,
                 # its own process group, stopped whole if abandoned, in the tests' session: the
                 # kernel's autogroups share the CPU between sessions first, so in a session of

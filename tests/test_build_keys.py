@@ -93,7 +93,7 @@ ON_THE_CLOCK = {Kind.TIMEOUT, Kind.BUDGET, Kind.CRASH, Kind.SETUP}
 
 
 def test_a_sample_the_fresh_build_keeps_has_a_verdict_no_machine_can_change():
-    """`build --machine` (the tests' fresh build) keeps the committed verdicts of the wrong,
+    """`build --machine` keeps the committed verdicts of the wrong,
     draft, free and copied samples: each must be a plain answer that hidden tests fail, graded
     to its end in every notebook (no timeout, crash or sandbox incident; a note about what it
     wrote is no such thing)."""
