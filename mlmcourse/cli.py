@@ -25,7 +25,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             print("build: everything is up to date")
             return 0
     started = time.perf_counter()
-    build(root, stages, full=args.full, machine=args.machine)
+    build(root, stages, full=args.full)
     print(f"build: done in {time.perf_counter() - started:.1f} s")
     return 0
 
@@ -228,10 +228,6 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--if-stale", action="store_true", help="only stages whose inputs changed")
     build.add_argument("--full", action="store_true",
                        help="regrade every sample (default: those whose inputs changed)")
-    build.add_argument("--machine", action="store_true",
-                       help="also regrade every sample whose verdict can depend on the "
-                            "machine (hostile, honest, twin, reference, blank), as the tests' "
-                            "fresh build does")
     build.set_defaults(run=cmd_build)
 
     grade = sub.add_parser("grade", help="autograde submitted/, write feedback and grades.csv")

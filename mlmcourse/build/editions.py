@@ -251,11 +251,9 @@ def recorded_keys(manifest: dict) -> dict[str, str]:
     return keys if isinstance(keys, dict) else {}
 
 
-def build(root: Path, stages: Iterable[str] = STAGES, log=print, full: bool = False,
-          machine: bool = False) -> None:
+def build(root: Path, stages: Iterable[str] = STAGES, log=print, full: bool = False) -> None:
     """Run the given stages in order and record what they were built from (`full`: regrade
-    every sample, not only those whose inputs changed; `machine`: also every sample whose verdict
-    can depend on the machine that grades it)."""
+    every sample, not only those whose inputs changed)."""
     # Generated files must not depend on what this machine has cached: notebook 6 uses the small
     # locally built BERT even where bert-base-uncased happens to be in the Hugging Face cache.
     os.environ["MLMCOURSE_BERT_STANDIN"] = "1"
@@ -266,8 +264,7 @@ def build(root: Path, stages: Iterable[str] = STAGES, log=print, full: bool = Fa
         log(f"build: {stage} ...")
         if stage == "graded":
             samples = load_samples(root)
-            manifest[stage] = build_graded(root, recorded_keys(manifest), samples, full, log,
-                                           machine)
+            manifest[stage] = build_graded(root, recorded_keys(manifest), samples, full, log)
         else:
             EDITIONS[stage](root)
             manifest[stage] = files_digest(root, STAGE_INPUTS[stage])

@@ -6,8 +6,7 @@ load, its own samples/<id>.py and the samples/_name.py modules that file imports
 build-manifest.json keeps the key each sample was last graded with; `make build` regrades the
 samples whose key changed (or whose committed verdicts are missing), removes what samples that no
 longer exist left behind, and keeps everything else as committed. `build --full` regrades every
-sample; `build --machine` regrades, besides those, every sample whose verdict can depend on the
-machine that grades it, as the fresh build in tests/test_generated_fresh.py does.
+sample, as the fresh build in tests/test_generated_fresh.py does.
 """
 
 from __future__ import annotations
@@ -119,18 +118,6 @@ def sample_keys(root: Path, samples: list[SampleStudent]) -> dict[str, str]:
     return keys
 
 
-# The samples whose verdict can depend on the machine that grades it: a hostile sample meets the
-# sandbox, its limits and its clocks; an honest one must keep full marks under that machine's
-# load, odd habits and all; the reference and the blank release run every notebook whole. A
-# wrong, draft, free or copied sample is a plain answer that some hidden test fails: its verdict
-# follows from the sources alone, which its key holds.
-ON_THE_MACHINE = ("hostile_", "honest_", "twin_", "reference", "blank")
-
-
-def depends_on_the_machine(student_id: str) -> bool:
-    return student_id.startswith(ON_THE_MACHINE)
-
-
 def to_regrade(root: Path, recorded: dict, keys: dict[str, str]) -> list[str]:
     """The samples whose key is not the one recorded, or whose committed verdicts are missing."""
     return sorted(student for student, key in keys.items()
@@ -154,16 +141,14 @@ def stale_samples(root: Path, recorded: dict, samples: list[SampleStudent]) -> l
 
 
 def build_graded(root: Path, recorded: dict, samples: list[SampleStudent], full: bool = False,
-                 log=print, machine: bool = False) -> dict[str, str]:
+                 log=print) -> dict[str, str]:
     """Write every sample's submission; regrade the samples whose key differs from `recorded`
-    (every one when `full`; and every one whose verdict can depend on the machine when `machine`)
-    into `SAMPLES_GRADEBOOK`, with their feedback and verdicts (samples/verdicts/); remove what
-    departed samples left. Returns the keys to record."""
+    (every one when `full`) into `SAMPLES_GRADEBOOK`, with their feedback and verdicts
+    (samples/verdicts/); remove what departed samples left. Returns the keys to record."""
     keys = sample_keys(root, samples)
     build_submissions(root, samples)
     remove_departed(root, departed(root, recorded, set(keys)))
-    chosen = sorted(keys) if full else sorted(set(to_regrade(root, recorded, keys)) | {
-        student for student in keys if machine and depends_on_the_machine(student)})
+    chosen = sorted(keys) if full else to_regrade(root, recorded, keys)
     log(f"build: grading {len(chosen)} of {len(keys)} samples")
     for student in chosen:
         for generated in GENERATED_PER_SAMPLE:
