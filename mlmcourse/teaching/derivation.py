@@ -15,8 +15,12 @@ def _numbers(value):
 
     try:
         return torch.as_tensor(value).detach().to("cpu", torch.float64).reshape(-1)
-    except (TypeError, ValueError, RuntimeError):
+    except Exception:  # anything a student's line made: no number, and the check says so
         return None
+
+
+def _name(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
 
 
 def _shown(values) -> str:
@@ -54,7 +58,7 @@ def compare_shifted_softmax(shifted, z) -> None:
     top = z.to(torch.float64).max()
     unnormalized = torch.exp(z.to(torch.float64) - top)
     if not torch.isfinite(mine).all():
-        print("  yours holds inf or nan: an exp of an unshifted logit near 1e4 overflows "
+        print(f"  yours holds inf or nan: exp({z.max().item():g}) overflows in {_name(z.dtype)} "
               "(Step 2); subtract z.max() inside every exp, the sum's too")
     elif not mine.any():
         print("  yours is all zeros: the top is shifted but the sum is not, and exp(z).sum() "
@@ -67,18 +71,22 @@ def compare_shifted_softmax(shifted, z) -> None:
 
 def _row_slips(z, y, exact, tolerance):
     """{what went wrong: the value that slip gives} for one row, computed in the row's dtype."""
+    import math
+
     import torch
 
     z = z.detach()
     top = z.max()
     log_norm = torch.logsumexp(z, dim=0)
+    dtype = _name(z.dtype)
+    exp_top = f"exp({top.item():g}) is inf in {dtype}"
     slips = {
-        "that is the log of the softmax: p_y is about 1e-87 here, which float32 rounds to 0, "
-        "and log 0 = -inf (Step 4); take the log on paper instead: z_y - logsumexp(z)":
+        f"that is the log of the softmax: p_y = {math.exp(exact):.1e} here, which {dtype} rounds "
+        "to 0, and log 0 = -inf (Step 4); take the log on paper instead: z_y - logsumexp(z)":
             torch.log(torch.softmax(z, dim=0))[y],
-        "exp of a logit near 1e4 is inf in float32, and inf / inf is nan (Step 2): never "
-        "exponentiate a raw logit": torch.log(torch.exp(z) / torch.exp(z).sum())[y],
-        "your logsumexp forgets the max shift: exp(1e4) overflows to inf, log(inf) = inf and "
+        f"{exp_top}, and inf / inf is nan (Step 2): never exponentiate a raw logit":
+            torch.log(torch.exp(z) / torch.exp(z).sum())[y],
+        f"your logsumexp forgets the max shift: {exp_top}, so log(sum(exp(z))) is inf and "
         "z_y - inf = -inf; write it as Step 3's m + log(sum(exp(z - m))), or use "
         "torch.logsumexp": z[y] - torch.log(torch.exp(z).sum()),
         "you subtracted the maximum inside the exp but did not add it back: logsumexp(z) = "
@@ -126,7 +134,7 @@ def compare_row_log_prob(row_log_prob, rows) -> None:
         exact = (z.to(torch.float64)[y] - torch.logsumexp(z.to(torch.float64), dim=0)).item()
         step = torch.finfo(z.dtype).eps * max(1.0, z.abs().max().item())
         tolerance = float(f"{max(1e-3, 4 * step):.0e}")  # a few float32 steps at the row's size
-        where = f"z = {[round(v) if v == round(v) else v for v in z.tolist()]}, y = {y}:"
+        where = f"z = {[int(v) if v.is_integer() else v for v in z.tolist()]}, y = {y}:"
         try:
             mine = _numbers(row_log_prob(z.clone(), y))
         except Exception as err:  # the student's line: say what it raised, never raise
