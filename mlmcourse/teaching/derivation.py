@@ -1,9 +1,169 @@
-"""Notebook 3's derivation, checked for the student: a gradient written by hand (one site's, then
-the batch's) against central differences or autograd. These checks never raise: they say how
-far apart the two are and name the usual slips (a missing one-hot, a flipped sign, a missing
-1/|S|, a softmax taken down the rows), so a student can try again."""
+"""The derivations, checked for the student. Notebook 2: the softmax of shifted logits (Step 3)
+and one row's log-probability (Step 5), each against float64. Notebook 3: a gradient written by
+hand (one site's, then the batch's) against central differences or autograd. These checks never
+raise: they say how far apart the two are and name the usual slips (a shift not carried into the
+sum, the log of a softmax, a hand-written logsumexp without its shift, the wrong index; a missing
+one-hot, a flipped sign, a missing 1/|S|, a softmax taken down the rows), so a student can try
+again."""
 
 from __future__ import annotations
+
+
+def _numbers(value):
+    """`value` as a flat float64 tensor, or None when it is no number or tensor of numbers."""
+    import torch
+
+    try:
+        return torch.as_tensor(value).detach().to("cpu", torch.float64).reshape(-1)
+    except Exception:  # anything a student's line made: no number, and the check says so
+        return None
+
+
+def _name(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _shown(values) -> str:
+    return "[" + ", ".join(f"{v:.6f}" for v in values.tolist()) + "]"
+
+
+def compare_shifted_softmax(shifted, z) -> None:
+    """Notebook 2's Step 3, a check for the student that never raises: their softmax of the
+    shifted logits (`shifted`, written from the float32 row `z` with its maximum subtracted)
+    against `z`'s own softmax in float64, naming the usual slips (no shift, a shift left out of
+    the sum, no division by the sum); while it is still None it says what to write."""
+    import torch
+
+    if shifted is None:
+        print("shifted is not written yet: add a cell above this one with your line "
+              "shifted = ..., run it, then run this cell")
+        return
+    mine = _numbers(shifted)
+    exact = torch.softmax(z.to(torch.float64), dim=0)
+    if mine is None or mine.shape != exact.shape:
+        what = (f"a {type(shifted).__name__}" if not isinstance(shifted, torch.Tensor)
+                else f"a tensor of shape {list(shifted.shape)}")
+        print(f"shifted should be a tensor of {len(z)} probabilities, one per logit of z; "
+              f"yours is {what}")
+        return
+    print("softmax of z itself, in float64:", _shown(exact))
+    print("your shifted softmax:           ", _shown(mine))
+    error = (mine - exact).abs().max().item() if torch.isfinite(mine).all() else float("inf")
+    agree = error < 1e-6
+    print(f"largest difference: {error:.1e} (tolerance 1e-6):",
+          "they agree: subtracting the maximum changed no probability" if agree
+          else "they differ")
+    if agree:
+        return
+    top = z.to(torch.float64).max()
+    unnormalized = torch.exp(z.to(torch.float64) - top)
+    if not torch.isfinite(mine).all():
+        print(f"  yours holds inf or nan: exp({z.max().item():g}) overflows in {_name(z.dtype)} "
+              "(Step 2); subtract z.max() inside every exp, the sum's too")
+    elif not mine.any():
+        print("  yours is all zeros: the top is shifted but the sum is not, and exp(z).sum() "
+              "is inf; shift the logits inside the sum too")
+    elif torch.allclose(mine, unnormalized, atol=1e-6):
+        print("  yours is exp(z - m) alone: divide it by its own sum, so that the entries add "
+              "up to 1")
+    print(f"  your entries sum to {mine.sum().item():.6f}; a softmax's sum to 1")
+
+
+def _row_slips(z, y, exact, tolerance):
+    """{what went wrong: the value that slip gives} for one row, computed in the row's dtype."""
+    import math
+
+    import torch
+
+    z = z.detach()
+    top = z.max()
+    log_norm = torch.logsumexp(z, dim=0)
+    dtype = _name(z.dtype)
+    exp_top = f"exp({top.item():g}) is inf in {dtype}"
+    slips = {
+        f"that is the log of the softmax: p_y = {math.exp(exact):.1e} here, which {dtype} rounds "
+        "to 0, and log 0 = -inf (Step 4); take the log on paper instead: z_y - logsumexp(z)":
+            torch.log(torch.softmax(z, dim=0))[y],
+        f"{exp_top}, and inf / inf is nan (Step 2): never exponentiate a raw logit":
+            torch.log(torch.exp(z) / torch.exp(z).sum())[y],
+        f"your logsumexp forgets the max shift: {exp_top}, so log(sum(exp(z))) is inf and "
+        "z_y - inf = -inf; write it as Step 3's m + log(sum(exp(z - m))), or use "
+        "torch.logsumexp": z[y] - torch.log(torch.exp(z).sum()),
+        "you subtracted the maximum inside the exp but did not add it back: logsumexp(z) = "
+        "m + log(sum(exp(z - m))) (Step 3)": z[y] - torch.log(torch.exp(z - top).sum()),
+        "that is -log p_y, the site's loss, with the sign flipped: log p_y = z_y - "
+        "logsumexp(z) is never above 0": log_norm - z[y],
+    }
+    for j in range(len(z)):
+        if j != y:
+            largest = " (the largest logit)" if z[j] == top else ""
+            slips[f"that is log p of token {j}{largest}, not of the target y = {y}: take z[y]"] = (
+                z[j] - log_norm)
+    return {why: value.item() for why, value in slips.items()
+            if not _same(value.item(), exact, tolerance)}
+
+
+def _same(value: float, other: float, tolerance: float) -> bool:
+    import math
+
+    if math.isfinite(value) and math.isfinite(other):
+        return abs(value - other) < tolerance
+    return value == other or (math.isnan(value) and math.isnan(other))
+
+
+def compare_row_log_prob(row_log_prob, rows) -> None:
+    """Notebook 2's Step 5, a check for the student that never raises: their `row_log_prob(z, y)`,
+    log p_y of one row of logits `z` with target `y`, on each (z, y) of `rows` against float64,
+    within a few float32 steps at the row's size; it names the usual slips (the log of the
+    softmax, a naive exp, a hand-written logsumexp without its max shift or without m added
+    back, a flipped sign, the wrong index); while it is still None it says what to write."""
+    import math
+
+    import torch
+
+    if row_log_prob is None:
+        print("row_log_prob is not written yet: add a cell above this one with your line "
+              "row_log_prob = lambda z, y: ..., run it, then run this cell")
+        return
+    if not callable(row_log_prob):
+        print("row_log_prob should be a function of one row z and its target y, so that this "
+              "check can try it on both rows: row_log_prob = lambda z, y: ...")
+        return
+    right = 0
+    for z, y in rows:
+        exact = (z.to(torch.float64)[y] - torch.logsumexp(z.to(torch.float64), dim=0)).item()
+        step = torch.finfo(z.dtype).eps * max(1.0, z.abs().max().item())
+        tolerance = float(f"{max(1e-3, 4 * step):.0e}")  # a few float32 steps at the row's size
+        where = f"z = {[int(v) if v.is_integer() else v for v in z.tolist()]}, y = {y}:"
+        try:
+            mine = _numbers(row_log_prob(z.clone(), y))
+        except Exception as err:  # the student's line: say what it raised, never raise
+            first = (str(err).strip().splitlines() or [""])[0]
+            print(f"{where} your row_log_prob raised {type(err).__name__}: {first}")
+            continue
+        if mine is None or mine.numel() != 1:
+            print(f"{where} yours is not one number; log p_y of one row is a single number "
+                  "(index the target: z[y])")
+            continue
+        value = mine.item()
+        agree = _same(value, exact, tolerance)
+        right += agree
+        print(f"{where} yours {value:.4f}, float64 {exact:.4f} (tolerance {tolerance:g}):",
+              "they agree" if agree else "they differ")
+        if agree:
+            continue
+        named = [why for why, slip in _row_slips(z, y, exact, tolerance).items()
+                 if _same(value, slip, tolerance)]
+        if named:
+            print("  " + named[0])
+        elif math.isnan(value) or math.isinf(value):
+            print("  it is not finite: never exponentiate a raw logit (Step 2) and never take "
+                  "the log of a probability (Step 4)")
+        elif value > tolerance:
+            print("  a log-probability is never above 0: log p_y = z_y - logsumexp(z)")
+    if right == len(rows):
+        print("both rows agree with float64: your line survives Step 2's overflow and Step 4's "
+              "underflow")
 
 
 def compare_site_gradient(site_gradient, slopes, z, target) -> None:
