@@ -91,8 +91,11 @@ from mlmcourse.grader.wire.framing import ChannelClosed, recv_msg, send_msg
 # ---------------------------------------------------------------------------------------------
 # The zygote.
 
-PRELOAD = ("torch", "numpy", "IPython", "ipykernel.kernelapp", "matplotlib", "matplotlib.pyplot",
-           "nbformat", "mlmcourse.grader.trusted_kernel.harness",
+# torch._dynamo too: torch imports it (and sympy with it) on the first call of many functions
+# (torch.testing.assert_close, an autograd.grad, an `out=` reference op), about 0.5 s of CPU that
+# every forked kernel and student process would otherwise pay again.
+PRELOAD = ("torch", "torch._dynamo", "numpy", "IPython", "ipykernel.kernelapp", "matplotlib",
+           "matplotlib.pyplot", "nbformat", "mlmcourse.grader.trusted_kernel.harness",
            "mlmcourse.grader.sandboxed.student_side")
 
 CHILD_ENV = {
