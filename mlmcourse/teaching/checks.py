@@ -26,6 +26,7 @@ from mlmcourse.teaching.backward_mistakes import (  # the notebooks import them 
 )
 from mlmcourse.teaching.derivation import (  # noqa: F401  (copies released before they moved)
     compare_gradient_by_hand,
+    compare_picked_log_probs,
     compare_row_log_prob,
     compare_shifted_softmax,
     compare_site_gradient,

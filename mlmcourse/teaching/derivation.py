@@ -1,10 +1,11 @@
 """The derivations, checked for the student. Notebook 2: the softmax of shifted logits (Step 3)
-and one row's log-probability (Step 5), each against float64. Notebook 3: a gradient written by
-hand (one site's, then the batch's) against central differences or autograd. These checks never
-raise: they say how far apart the two are and name the usual slips (a shift not carried into the
-sum, the log of a softmax, a hand-written logsumexp without its shift, the wrong index; a missing
-one-hot, a flipped sign, a missing 1/|S|, a softmax taken down the rows), so a student can try
-again."""
+and one row's log-probability (Step 5), each against float64, and the gather with an index of
+one's own at ignored sites (Step 6). Notebook 3: a gradient written by hand (one site's, then the
+batch's) against central differences or autograd. These checks never raise: they say how far
+apart the two are and name the usual slips (a shift not carried into the sum, the log of a
+softmax, a hand-written logsumexp without its shift, the wrong index; the ignore value used as an
+index, a 0 put in before the subtraction, a literal -100, a write into labels; a missing one-hot,
+a flipped sign, a missing 1/|S|, a softmax taken down the rows), so a student can try again."""
 
 from __future__ import annotations
 
@@ -164,6 +165,138 @@ def compare_row_log_prob(row_log_prob, rows) -> None:
     if right == len(rows):
         print("both rows agree with float64: your line survives Step 2's overflow and Step 4's "
               "underflow")
+
+
+def _as_rows(values) -> list:
+    """A [B, L] tensor as nested lists of numbers to 4 decimals (+ 0.0: no -0.0 shown)."""
+    return [[round(v, 4) + 0.0 for v in row] for row in values.tolist()]
+
+
+def _gather_error(err: Exception, mark: int) -> str:
+    """What a call of the student's Step 6 function that raised `err` most likely did."""
+    text = str(err)
+    if isinstance(err, TypeError) and "positional argument" in text:
+        return ("picked_log_probs takes three arguments, in this order: "
+                "def picked_log_probs(logits, labels, ignore_index)")
+    if isinstance(err, IndexError) or "out of bounds" in text:
+        return (f"gather got the ignore value {mark} as an index, and it takes none outside "
+                "[0, V): give every ignored site an index of your own first, in a new tensor "
+                "(Hint 1)")
+    return ""
+
+
+def _site_slip(value: float, z, site, is_selected: bool, target: int) -> str:
+    """Why one site of the student's result holds `value`, in words ("" when no slip fits)."""
+    import torch
+
+    row = z[site]
+    log_norm = torch.logsumexp(row, dim=0).item()
+    where = f"site {list(site)}"
+    if not is_selected:
+        if abs(value + log_norm) < 1e-4:
+            return (f"{where} is ignored and holds -logsumexp of its row: a 0 went in before "
+                    "Step 5's subtraction; zero the ignored sites last, after it")
+        for j in range(len(row)):
+            if abs(value - (row[j].item() - log_norm)) < 1e-4:
+                return (f"{where} is ignored and holds log p of index {j}, the index you gave "
+                        "it: right so far; now make it exactly 0.0, after the subtraction")
+        return f"{where} is ignored: it must hold exactly 0.0, put in after the subtraction"
+    if abs(value - row[target].item()) < 1e-4:
+        return (f"{where} holds the picked logit z_y alone: subtract logsumexp of its row "
+                "(Step 5)")
+    if abs(value + row[target].item() - log_norm) < 1e-4:
+        return f"{where} holds -log p_y, the loss: log p_y = z_y - logsumexp(z) is never above 0"
+    for j in range(len(row)):
+        if j != target and abs(value - (row[j].item() - log_norm)) < 1e-4:
+            return (f"{where} holds log p of index {j}, not of its target {target}: the index of "
+                    "your own goes only where labels == ignore_index")
+    return f"{where} is selected: it should hold z_y - logsumexp(z) of its row"
+
+
+def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100) -> None:
+    """Notebook 2's Step 6, a check for the student that never raises: their
+    `picked_log_probs(logits, labels, ignore_index)` (log p of each site's target from a gather
+    that never gets the ignore value, exactly 0.0 at ignored sites) on the step's example, then
+    on the same sites marked -1 with ignore_index=-1, against float64. Each call gets copies, so
+    a write into labels is seen; it names the usual slips (the ignore value used as an index, a
+    0 put in before the subtraction, a literal -100, the wrong shape, a nonzero ignored site);
+    while the function is still None it says what to write."""
+    import torch
+
+    if picked_log_probs is None:
+        print("picked_log_probs is not written yet: add a cell above this one with your function "
+              "def picked_log_probs(logits, labels, ignore_index): ..., run it, then run this "
+              "cell")
+        return
+    if not callable(picked_log_probs):
+        print("picked_log_probs should be a function, so that this check can call it twice: "
+              "def picked_log_probs(logits, labels, ignore_index): ...")
+        return
+    selected = labels != ignore_index
+    if selected.all():
+        print(f"labels is {labels.tolist()}, with no {ignore_index} left: a cell wrote into it; "
+              "run the scratch cell above again, and leave labels as it is")
+        return
+    z = logits.detach().to(torch.float64)
+    safe = torch.where(selected, labels, 0)
+    exact = torch.where(selected, z.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+                        - torch.logsumexp(z, dim=-1), 0.0)
+    agreed, slips = [], []
+    for mark in (ignore_index, -1 if ignore_index != -1 else -100):
+        these = torch.where(selected, labels, mark)
+        given = these.clone()  # the call gets a copy: a write into it shows, the caller's stays
+        where = f"labels {these.tolist()}, ignore_index={mark}:"
+        try:
+            got, raised = picked_log_probs(logits.clone(), given, mark), None
+        except Exception as err:  # the student's function: say what it raised, never raise
+            got, raised = None, err
+        slip = _run_slip(got, raised, given, these, exact, selected, z, mark, where)
+        if agreed == [True] and slip is not None and torch.equal(given, these):
+            slip = (f"it works with -100 but not with {mark}: compare labels with the "
+                    "ignore_index argument, never with a literal -100")
+        if slip and slip not in slips:  # the same slip twice is said once
+            print("  " + slip)
+        agreed.append(slip is None)
+        slips.append(slip)
+    if all(agreed):
+        print("both calls agree with float64 and labels is unchanged: Part A's target_log_probs "
+              "is this function, for any [B, L, V]")
+
+
+def _run_slip(got, raised, given, these, exact, selected, z, mark, where) -> str | None:
+    """Prints one call's line; returns None when it is right, else its first slip in words."""
+    import torch
+
+    if not torch.equal(given, these):
+        print(f"{where} your function wrote into labels: after the call they are "
+              f"{given.tolist()}")
+        return ("make a new tensor for the safe index (torch.where(...)) and leave the caller's "
+                "labels as they are")
+    if raised is not None:
+        print(f"{where} yours raised {type(raised).__name__}: "
+              + (str(raised).strip().splitlines() or [""])[0][:80])
+        return _gather_error(raised, mark) or "it should run at every site, ignored ones too"
+    if not isinstance(got, torch.Tensor):
+        print(f"{where} yours returned {type(got).__name__}, not a tensor")
+        return f"return log_p, a tensor of shape {list(these.shape)}: one number per site"
+    if got.shape != these.shape:
+        print(f"{where} yours has shape {list(got.shape)}, not {list(these.shape)}")
+        if list(got.shape) == [*these.shape, 1]:
+            return "gather keeps a trailing size-1 dimension: squeeze(-1) it away"
+        return f"one number per site: the result has labels' shape, {list(these.shape)}"
+    mine = got.detach().to("cpu", torch.float64)
+    right = bool(((mine - exact).abs() < 1e-5)[selected].all() and (mine[~selected] == 0).all())
+    print(f"{where} yours {_as_rows(mine)}, float64 {_as_rows(exact)}:",
+          "they agree" if right else "they differ")
+    if right:
+        return None
+    for site in torch.ones_like(selected).nonzero().tolist():
+        site = tuple(site)
+        off = (mine[site] != 0) if not selected[site] else (mine[site] - exact[site]).abs() >= 1e-5
+        if off:
+            return _site_slip(mine[site].item(), z, site, bool(selected[site]),
+                              int(these[site]))
+    return None
 
 
 def compare_site_gradient(site_gradient, slopes, z, target) -> None:
