@@ -5,7 +5,8 @@ batch's) against central differences or autograd. These checks never raise: they
 apart the two are and name the usual slips (a shift not carried into the sum, the log of a
 softmax, a hand-written logsumexp without its shift, the wrong index; the ignore value used as an
 index, a 0 put in before the subtraction, a literal -100, a write into labels; a missing one-hot,
-a flipped sign, a missing 1/|S|, a softmax taken down the rows), so a student can try again."""
+a flipped sign, a wrong constant in place of 1/|S| and what it divided by, a softmax taken down
+the rows), so a student can try again."""
 
 from __future__ import annotations
 
@@ -328,24 +329,75 @@ def compare_site_gradient(site_gradient, slopes, z, target) -> None:
     print(f"the entries sum to {mine.sum().item():.1e}")
 
 
-def compare_gradient_by_hand(by_hand, autograd_grad, keep) -> None:
-    """Notebook 3's 2c, a check for the student that never raises: their `by_hand` gradient
-    against autograd's (float64, [B, L, V]; `keep` the selected sites), naming a missing 1/|S|
-    or a flipped sign; while `by_hand` is still all zeros it says what to write."""
+def _scale_slip(mine, right, keep) -> str | None:
+    """What went wrong when `mine` is autograd's gradient `right` ([B, L, V]) times one constant
+    (or the per-sequence means' factors), in words; None when it is no such multiple."""
     import torch
 
-    if not by_hand.any():
+    count = int(keep.sum())
+    B, L, V = right.shape
+    sequences = keep.sum(dim=1).clamp(min=1).to(right.dtype)  # |S_b|; rows of an empty one are 0
+    if count and torch.allclose(mine, right * count / (B * sequences[:, None, None]), rtol=1e-6,
+                                atol=1e-12) and len(set(keep.sum(dim=1).tolist()) - {0}) > 1:
+        return (f"yours averages each sequence's sites, then the B = {B} sequences: every "
+                f"selected site must weigh the same, so divide the whole sum by |S| = {count} once")
+    k = (mine * right).sum().item() / max((right * right).sum().item(), 1e-300)
+    if not (k and torch.allclose(mine, k * right, rtol=1e-6, atol=1e-12)):
+        return None
+    if abs(k + 1) < 1e-6:
+        return "yours is autograd's with the sign flipped: softmax minus onehot"
+    core = ("the right softmax minus onehot" if k > 0
+            else "onehot minus softmax (flip it: softmax minus onehot)")
+    divisor = count / abs(k)  # what the student's line divided the selected rows by
+    sizes = [(1, "yours never divides"), (B, f"yours divides by the batch size B = {B}"),
+             (L, f"yours divides by the sequence length L = {L}"),
+             (B * L, f"yours divides by every token, B*L = {B * L}"),
+             (V, f"yours divides by the vocabulary size V = {V}")]
+    said = next((what for size, what in sizes if abs(divisor - size) < 1e-6), None)
+    if said is None and abs(divisor - round(divisor)) < 1e-6:
+        said = f"yours divides by {round(divisor)}"
+    return (f"yours is {k:.6g} times autograd's at every entry: {core}, with the wrong factor "
+            f"in front. The factor is 1/|S| = 1/{count}, one over the number of selected sites"
+            + (f"; {said}" if said else ""))
+
+
+def compare_gradient_by_hand(by_hand, autograd_grad, keep) -> None:
+    """Notebook 3's 2c, a check for the student that never raises: their `by_hand` gradient
+    against autograd's (float64, [B, L, V]; `keep` the selected sites), naming a constant factor
+    off (what the line divided by instead of |S|), a flipped sign, per-sequence means and a
+    softmax taken down the rows; while `by_hand` is still all zeros it says what to write."""
+    import torch
+
+    mine = _numbers(by_hand)
+    if mine is None or mine.numel() != autograd_grad.numel():
+        what = (f"a {type(by_hand).__name__}" if mine is None
+                else f"{mine.numel()} numbers")
+        print(f"by_hand should be a tensor of the logits' shape {list(autograd_grad.shape)}; "
+              f"yours is {what}: start again from by_hand = torch.zeros_like(z), then "
+              "by_hand[keep] = ...")
+        return
+    if not mine.any():
         print("by_hand is still all zeros: write 2c's formula in a cell above this one "
               "(by_hand[keep] = ...), run it, then run this cell")
         return
-    error = (autograd_grad - by_hand).abs().max().item()
+    mine = mine.reshape(autograd_grad.shape)
+    right = autograd_grad.detach().to("cpu", torch.float64)
+    keep = keep.to("cpu")
+    error = (right - mine).abs().max().item()
+    agree = error < 1e-12
     print(f"largest difference from autograd: {error:.1e} (tolerance 1e-12, float64):",
-          "they agree" if error < 1e-12 else "they differ")
-    if error >= 1e-12 and torch.allclose(by_hand, autograd_grad * keep.sum()):
-        print(f"  yours is |S| = {keep.sum().item()} times autograd's: divide by |S|")
-    elif error >= 1e-12 and torch.allclose(by_hand, -autograd_grad):
-        print("  yours is autograd's with the sign flipped: softmax minus onehot")
-    rows_sum_to_zero = by_hand[keep].sum(dim=1).abs().max().item() < 1e-12
+          "they agree" if agree else "they differ")
+    if not torch.isfinite(mine).all():
+        print("  yours holds inf or nan: is |S| zero where you divide by it?")
+        return
+    if not agree:
+        slip = _scale_slip(mine, right, keep)
+        if slip:
+            print("  " + slip)
+        elif mine[~keep].any():
+            print("  yours writes into rows that are not selected: an ignored row's gradient is "
+                  "exactly 0 (write only by_hand[keep])")
+    rows_sum_to_zero = not keep.any() or mine[keep].sum(dim=1).abs().max().item() < 1e-12
     print("every selected row sums to zero (to 1e-12):", rows_sum_to_zero)
     if not rows_sum_to_zero:
         print("  a row's softmax sums to 1 along the vocabulary: z[keep] is [|S|, V], so take "
