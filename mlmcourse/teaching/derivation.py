@@ -220,8 +220,8 @@ def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100
     that never gets the ignore value, exactly 0.0 at ignored sites) on the step's example, then
     on the same sites marked -1 with ignore_index=-1, against float64. Each call gets copies, so
     a write into labels is seen; it names the usual slips (the ignore value used as an index, a
-    0 put in before the subtraction, a literal -100, the wrong shape, a nonzero ignored site);
-    while the function is still None it says what to write."""
+    0 put in before the subtraction, a literal -100, the wrong shape and its cause, a nonzero
+    ignored site); while the function is still None it says what to write."""
     import torch
 
     if picked_log_probs is None:
@@ -264,6 +264,20 @@ def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100
               "is this function, for any [B, L, V]")
 
 
+def _shape_slip(shape: list, want: list) -> str:
+    """Why the result has `shape` rather than labels' `want` ([B, L]), in words."""
+    column, grid = [*want, 1], [*want, want[-1]]
+    if shape == column:
+        return (f"gather keeps a trailing size-1 dimension: its picked logits are {column}; "
+                "squeeze(-1) the gathered column first, right after the gather")
+    if shape == grid:
+        return (f"gather keeps a trailing size-1 dimension, and {column} minus logsumexp's "
+                f"{want} broadcasts to {grid}: squeeze(-1) the gathered column first, before "
+                f"the subtraction (zeroing ignored sites in a {grid} result afterwards clears "
+                "whole rows or columns of it, not single sites)")
+    return f"one number per site: the result has labels' shape, {want}"
+
+
 def _run_slip(got, raised, given, these, exact, selected, z, mark, where) -> str | None:
     """Prints one call's line; returns None when it is right, else its first slip in words."""
     import torch
@@ -282,9 +296,7 @@ def _run_slip(got, raised, given, these, exact, selected, z, mark, where) -> str
         return f"return log_p, a tensor of shape {list(these.shape)}: one number per site"
     if got.shape != these.shape:
         print(f"{where} yours has shape {list(got.shape)}, not {list(these.shape)}")
-        if list(got.shape) == [*these.shape, 1]:
-            return "gather keeps a trailing size-1 dimension: squeeze(-1) it away"
-        return f"one number per site: the result has labels' shape, {list(these.shape)}"
+        return _shape_slip(list(got.shape), list(these.shape))
     mine = got.detach().to("cpu", torch.float64)
     right = bool(((mine - exact).abs() < 1e-5)[selected].all() and (mine[~selected] == 0).all())
     print(f"{where} yours {_as_rows(mine)}, float64 {_as_rows(exact)}:",
