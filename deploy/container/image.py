@@ -143,6 +143,10 @@ export PIP_CERT=/tmp/host-ca.crt REQUESTS_CA_BUNDLE=/tmp/host-ca.crt SSL_CERT_FI
 # the linker finds libpython in any process (the grader's fork server starts with a clean
 # environment: LD_LIBRARY_PATH would not reach it)
 echo {python_home}/lib > /etc/ld.so.conf.d/course-python.conf && /sbin/ldconfig
+# the standard library's bytecode, compiled once here: users cannot write it next to the sources,
+# and without it every process in a container compiled what it imported (a few files of
+# deliberately broken syntax, test data, do not compile: that is no error here)
+{python} -m compileall -q {python_home}/lib/{version} >/dev/null 2>&1 || true
 {python} -m venv /opt/course/venv
 pip=/opt/course/venv/bin/pip
 # the course environment's pip (Debian's 23.0 resolves extras under constraints wrongly)
@@ -166,7 +170,8 @@ for role in /opt/course/roles/*; do : > "$role/migrated"; done
 cp -r /tmp/course/release /opt/course/release
 useradd --create-home --uid 1000 --shell /bin/bash jovyan
 rm -rf /tmp/course /tmp/host-ca.crt /var/cache/apt/* /var/lib/apt/lists/* /root/.cache
-""".replace("{python_home}", PYTHON_HOME).replace("{python}", f"{PYTHON_HOME}/bin/{PYTHON_VERSION}")
+""".replace("{python_home}", PYTHON_HOME).replace("{python}", f"{PYTHON_HOME}/bin/{PYTHON_VERSION}"
+               ).replace("{version}", PYTHON_VERSION)
 
 
 def customize_hook(source: Path) -> list[str]:
