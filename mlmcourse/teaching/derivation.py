@@ -21,6 +21,14 @@ def _numbers(value):
         return None
 
 
+def _unwritten(name: str, value, what: str) -> bool:
+    """True (and says what to write) while the student's `name` is still None."""
+    if value is None:
+        print(f"{name} is not written yet: add a cell above this one with your {what}, run it, "
+              "then run this cell")
+    return value is None
+
+
 def _name(dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
@@ -36,9 +44,7 @@ def compare_shifted_softmax(shifted, z) -> None:
     the sum, no division by the sum); while it is still None it says what to write."""
     import torch
 
-    if shifted is None:
-        print("shifted is not written yet: add a cell above this one with your line "
-              "shifted = ..., run it, then run this cell")
+    if _unwritten("shifted", shifted, "line shifted = ..."):
         return
     mine = _numbers(shifted)
     exact = torch.softmax(z.to(torch.float64), dim=0)
@@ -123,9 +129,7 @@ def compare_row_log_prob(row_log_prob, rows) -> None:
 
     import torch
 
-    if row_log_prob is None:
-        print("row_log_prob is not written yet: add a cell above this one with your line "
-              "row_log_prob = lambda z, y: ..., run it, then run this cell")
+    if _unwritten("row_log_prob", row_log_prob, "line row_log_prob = lambda z, y: ..."):
         return
     if not callable(row_log_prob):
         print("row_log_prob should be a function of one row z and its target y, so that this "
@@ -224,10 +228,8 @@ def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100
     ignored site); while the function is still None it says what to write."""
     import torch
 
-    if picked_log_probs is None:
-        print("picked_log_probs is not written yet: add a cell above this one with your function "
-              "def picked_log_probs(logits, labels, ignore_index): ..., run it, then run this "
-              "cell")
+    if _unwritten("picked_log_probs", picked_log_probs,
+                  "function def picked_log_probs(logits, labels, ignore_index): ..."):
         return
     if not callable(picked_log_probs):
         print("picked_log_probs should be a function, so that this check can call it twice: "
@@ -319,9 +321,7 @@ def compare_site_gradient(site_gradient, slopes, z, target) -> None:
     import torch
     import torch.nn.functional as F
 
-    if site_gradient is None:
-        print("site_gradient is not written yet: add a cell above this one with your line "
-              "site_gradient = ..., run it, then run this cell")
+    if _unwritten("site_gradient", site_gradient, "line site_gradient = ..."):
         return
     mine = torch.as_tensor(site_gradient, dtype=torch.float64)
     print("finite differences of the site's loss:", [round(s, 6) for s in slopes.tolist()])
