@@ -2,7 +2,8 @@
 and one row's log-probability (Step 5), each against float64, and the gather with an index of
 one's own at ignored sites (Step 6). Notebook 3: a gradient written by hand (one site's, then the
 batch's) against central differences or autograd. These checks never raise: they say how far
-apart the two are and name the usual slips (a shift not carried into the sum, the log of a
+apart the two are and name the usual slips (a shift not carried into the sum, a shift by a
+constant below the row's maximum, which a wider row overflows, or above it; the log of a
 softmax, a hand-written logsumexp without its shift, the wrong index; the ignore value used as an
 index, a 0 put in before the subtraction, a literal -100, a write into labels; a missing one-hot,
 a flipped sign, a wrong constant in place of 1/|S| and what it divided by, a softmax taken down
@@ -37,14 +38,16 @@ def _shown(values) -> str:
     return "[" + ", ".join(f"{v:.6f}" for v in values.tolist()) + "]"
 
 
-def compare_shifted_softmax(shifted, z) -> None:
+def compare_shifted_softmax(shifted, z, c=None) -> None:
     """Notebook 2's Step 3, a check for the student that never raises: their softmax of the
-    shifted logits (`shifted`, written from the float32 row `z` with its maximum subtracted)
+    shifted logits (`shifted`, written from the float32 row `z` shifted by their constant `c`)
     against `z`'s own softmax in float64, naming the usual slips (no shift, a shift left out of
-    the sum, no division by the sum); while it is still None it says what to write."""
+    the sum, no division by the sum), then what their `c` does: the largest exponent it leaves,
+    and for a `c` other than the maximum (the minimum, the mean) a wider row where it fails;
+    while `shifted` is still None it says what to write."""
     import torch
 
-    if _unwritten("shifted", shifted, "line shifted = ..."):
+    if _unwritten("shifted", shifted, "lines c = ... and shifted = ..."):
         return
     mine = _numbers(shifted)
     exact = torch.softmax(z.to(torch.float64), dim=0)
@@ -59,15 +62,47 @@ def compare_shifted_softmax(shifted, z) -> None:
     error = (mine - exact).abs().max().item() if torch.isfinite(mine).all() else float("inf")
     agree = error < 1e-6
     print(f"largest difference: {error:.1e} (tolerance 1e-6):",
-          "they agree: subtracting the maximum changed no probability" if agree
-          else "they differ")
-    if agree:
-        return
+          "they agree: shifting the logits changed no probability" if agree else "they differ")
+    largest = _largest_exponent(z, c)
+    if not agree:
+        _shift_slip(mine, z, largest)
+    if c is None:
+        print("(write your constant as c = ... too, and this check says what it does on other "
+              "rows)")
+    elif largest is None:
+        print(f"c should be one number, the same for every logit; yours is {_kind(c)}")
+    else:
+        _constant_advice(z, c, largest)
+
+
+def _kind(value) -> str:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {list(value.shape)}"
+    return f"a {type(value).__name__}"
+
+
+def _largest_exponent(z, c) -> float | None:
+    """max(z) - c, the largest exponent that the constant `c` leaves (None: `c` is no number)."""
+    number = _numbers(c) if c is not None else None
+    if number is None or number.numel() != 1:
+        return None
+    return _numbers(z).max().item() - number.item()
+
+
+def _shift_slip(mine, z, largest) -> None:
+    """Why the student's shifted softmax differs from the exact one, in words."""
+    import torch
+
     top = z.to(torch.float64).max()
     unnormalized = torch.exp(z.to(torch.float64) - top)
-    if not torch.isfinite(mine).all():
+    if not torch.isfinite(mine).all() and largest is not None and largest < 0:
+        print("  yours holds nan: every exp(z - c) rounded to 0, and 0 / 0 is nan (your c, "
+              "below)")
+    elif not torch.isfinite(mine).all():
         print(f"  yours holds inf or nan: exp({z.max().item():g}) overflows in {_name(z.dtype)} "
-              "(Step 2); subtract z.max() inside every exp, the sum's too")
+              "(Step 2); subtract your c inside every exp, the sum's too")
     elif not mine.any():
         print("  yours is all zeros: the top is shifted but the sum is not, and exp(z).sum() "
               "is inf; shift the logits inside the sum too")
@@ -75,6 +110,39 @@ def compare_shifted_softmax(shifted, z) -> None:
         print("  yours is exp(z - m) alone: divide it by its own sum, so that the entries add "
               "up to 1")
     print(f"  your entries sum to {mine.sum().item():.6f}; a softmax's sum to 1")
+
+
+def _constant_advice(z, c, largest: float) -> None:
+    """What the student's constant does on this row and, if it is not the maximum, on a wider
+    one: the minimum or the mean of [200, 0] leaves exp(200) or exp(100), inf in float32."""
+    import torch
+
+    row = _numbers(z)
+    close = 4 * torch.finfo(z.dtype).eps * max(1.0, row.abs().max().item())  # a few steps of z
+    number = _numbers(c).item()
+    print(f"your c = {number:g}: the largest exponent, max(z) - c, is {largest:.3g}", end="")
+    if abs(largest) <= close:
+        print(", so the largest term is e^0 = 1:\n  nothing overflows and the sum is at least 1, "
+              "on any row: a safe c")
+        return
+    if largest < 0:
+        print(f"; every term is e^{largest:.3g} times\n  smaller than it needs to be, and "
+              "below about -103 all of them round to 0 in float32,\n  so that the softmax is "
+              "0 / 0 = nan. Lower c until the largest exponent is exactly 0")
+        return
+    print(f"; e^{largest:.3g} fits in float32\n  (up to e^88.7, Step 2) on this row only.")
+    rules = {"the minimum of z": (row.min().item(), torch.min),
+             "the mean of z": (row.mean().item(), torch.mean)}
+    for rule, (value, take) in rules.items():
+        if abs(number - value) <= close + 1e-3 * (row.max() - row.min()).item():
+            wide = torch.tensor([200.0, 0.0])
+            shifted = torch.exp(wide - take(wide))
+            print(f"  Your c is {rule}: on the float32 row [200, 0] it leaves exp("
+                  f"{(wide.max() - take(wide)).item():g}) = inf,\n  and the softmax is "
+                  f"{[round(v, 4) for v in (shifted / shifted.sum()).tolist()]}.")
+            break
+    print("  Any c below max(z) leaves an exponent above 0, which overflows on a row spread\n"
+          "  wider than 88.7: choose the c that makes the largest exponent exactly 0")
 
 
 def _row_slips(z, y, exact, tolerance):
