@@ -184,11 +184,14 @@ def customize_hook(source: Path) -> list[str]:
     mounts += f' mkdir -p "$1/tmp/pip-cache" && mount --bind {cache} "$1/tmp/pip-cache";'
     unmounts = " ".join(f'umount "$1{f}" 2>/dev/null; rmdir "$1{f}" 2>/dev/null;'
                         for f in [*WHEEL_FOLDERS, "/tmp/pip-cache"])
+    # (`exec >&2`: a hook's output goes to the log, never into the tar mmdebstrap writes on stdout)
     return [
-        f'{mounts} cp -r {source} "$1/tmp/course" && cp -a {source}/python "$1{PYTHON_HOME}"'
+        f'exec >&2; {mounts} cp -r {source} "$1/tmp/course"'
+        f' && cp -a {source}/python "$1{PYTHON_HOME}"'
         f' && cp /etc/resolv.conf "$1/etc/resolv.conf"'
         f' && cp {HOST_CA} "$1/tmp/host-ca.crt"',
-        f'chroot "$1" /bin/sh -c {shlex.quote(INSTALL)}; status=$?; {unmounts} exit $status',
+        f'exec >&2; chroot "$1" /bin/sh -c {shlex.quote(INSTALL)}; status=$?; {unmounts}'
+        ' exit $status',
     ]
 
 
@@ -227,28 +230,35 @@ def staged_sources(folder: Path) -> Path:
 
 
 def build(image_key: str) -> float:
-    """The root file system (mmdebstrap), imported as the image; returns the seconds it took."""
+    """The root file system (mmdebstrap), streamed as a tar straight into `podman import`:
+    no 1.5 GB tarball written to disk and read back; returns the seconds it took."""
     BUILD.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    rootfs = BUILD / "rootfs.tar"
     source = staged_sources(BUILD / "sources")
     hooks = [arg for hook in customize_hook(source) for arg in ("--customize-hook", hook)]
     command = ["mmdebstrap", "--variant=apt", "--mode=root", "--format=tar",
-               f"--include={','.join(PACKAGES)}", *hooks, SUITE, str(rootfs)]
-    log = BUILD / "build.log"
-    with log.open("w") as handle:
-        done = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT,
-                              env=dict(os.environ, SOURCE_DATE_EPOCH="1700000000"))
-    shutil.rmtree(source, ignore_errors=True)
-    if done.returncode != 0:
-        errors = [line for line in log.read_text().splitlines() if "ERROR" in line or
-                  line.startswith("E:")]
-        raise ImageError("mmdebstrap failed (all of it in {}):\n{}".format(
-            log, "\n".join(errors[-20:])))
+               f"--include={','.join(PACKAGES)}", *hooks, SUITE, "-"]  # the tar on stdout
     settings = [*SETTINGS, f"LABEL org.opencontainers.image.source=mlmcourse key={image_key}"]
     changes = [arg for setting in settings for arg in ("--change", setting)]
-    podman("import", *changes, str(rootfs), tag(image_key), timeout=1800)
-    rootfs.unlink()
+    log = BUILD / "build.log"
+    with log.open("w") as handle:
+        bootstrap = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=handle,
+                                     env=dict(os.environ, SOURCE_DATE_EPOCH="1700000000"))
+        imported = subprocess.run(["podman", "import", *changes, "-", tag(image_key)],
+                                  stdin=bootstrap.stdout, capture_output=True, text=True,
+                                  env=podman_env(), timeout=3600)
+        bootstrap.stdout.close()
+        bootstrap.wait()
+    shutil.rmtree(source, ignore_errors=True)
+    if bootstrap.returncode != 0:
+        podman("rmi", "--force", tag(image_key), check=False)  # what a cut tar left, if any
+        errors = [line for line in log.read_text().splitlines() if "ERROR" in line or
+                  line.startswith("E:")]
+        also = f"\n(podman import: {imported.stderr.strip()[-500:]})" if imported.returncode else ""
+        raise ImageError("mmdebstrap failed (all of it in {}):\n{}{}".format(
+            log, "\n".join(errors[-20:]), also))
+    if imported.returncode != 0:
+        raise ImageError(f"podman import failed: {imported.stderr.strip()[-2000:]}")
     for old in [*BUILD.glob("mlmcourse-*.oci.tar"), *BUILD.glob("mlmcourse-*.json")]:
         if old.name.split(".")[0] != f"mlmcourse-{image_key}":
             old.unlink()  # of older inputs
