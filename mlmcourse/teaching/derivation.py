@@ -1,13 +1,14 @@
-"""The derivations, checked for the student. Notebook 2: the softmax of shifted logits (Step 3)
-and one row's log-probability (Step 5), each against float64, and the gather with an index of
-one's own at ignored sites (Step 6). Notebook 3: a gradient written by hand (one site's, then the
-batch's) against central differences or autograd. These checks never raise: they say how far
-apart the two are and name the usual slips (a shift not carried into the sum, a shift by a
-constant below the row's maximum, which a wider row overflows, or above it; the log of a
-softmax, a hand-written logsumexp without its shift, the wrong index; the ignore value used as an
-index, a 0 put in before the subtraction, a literal -100, a write into labels; a missing one-hot,
-a flipped sign, a wrong constant in place of 1/|S| and what it divided by, a softmax taken down
-the rows), so a student can try again."""
+"""The derivations, checked for the student. Notebook 2: the softmax of shifted logits and the
+logsumexp identity (Step 3), one row's log-probability (Step 5), each against float64 or the
+library, and the gather with an index of one's own at ignored sites (Step 6). Notebook 3: a
+gradient written by hand (one site's, then the batch's) against central differences or autograd.
+These checks never raise: they say how far apart the two are and name the usual slips (a shift
+not carried into the sum, a shift by a constant below the row's maximum, which a wider row
+overflows, or above it; a logsumexp by hand with no shift, with m not added back or with the log
+of each term; the log of a softmax, a hand-written logsumexp without its shift, the wrong index;
+the ignore value used as an index, a 0 put in before the subtraction, a literal -100, a write
+into labels; a missing one-hot, a flipped sign, a wrong constant in place of 1/|S| and what it
+divided by, a softmax taken down the rows), so a student can try again."""
 
 from __future__ import annotations
 
@@ -143,6 +144,62 @@ def _constant_advice(z, c, largest: float) -> None:
             break
     print("  Any c below max(z) leaves an exponent above 0, which overflows on a row spread\n"
           "  wider than 88.7: choose the c that makes the largest exponent exactly 0")
+
+
+def compare_logsumexp(by_hand, z) -> None:
+    """Notebook 2's logsumexp identity (Step 3), a check for the student that never raises:
+    their `by_hand`, logsumexp of the row `z` written from the identity, against
+    torch.logsumexp(z, dim=0), within a few steps of z's dtype at the row's size; it names the
+    usual slips (no shift, or e^m stored, so inf; m not added back, subtracted or multiplied;
+    the log of each term rather than of the sum; no log; no sum); while it is still None it says
+    what to write."""
+    import torch
+
+    library = torch.logsumexp(z, dim=0).item()
+    print(f"torch.logsumexp(z, dim=0): {library:.4f}")
+    if _unwritten("by_hand", by_hand, "line by_hand = ..."):
+        return
+    mine = _numbers(by_hand)
+    if mine is None or mine.numel() != 1:
+        what = _kind(by_hand) if mine is None else f"{mine.numel()} numbers"
+        print(f"by_hand should be one number, the log of one sum; yours is {what}"
+              + (": sum the terms exp(z - m) before the log" if mine is not None
+                 and mine.numel() == len(z) else ""))
+        return
+    value = mine.item()
+    step = torch.finfo(z.dtype).eps * max(1.0, z.abs().max().item())
+    tolerance = float(f"{max(1e-6, 4 * step):.0e}")  # a few steps of z's dtype at the row's size
+    agree = _same(value, library, tolerance)
+    print(f"logsumexp by hand:         {value:.4f}   (tolerance {tolerance:g}):",
+          "they agree" if agree else "they differ")
+    if agree:
+        return
+    top = z.detach().max()
+    shifted = torch.exp(z.detach() - top)
+    slips = {
+        "you subtracted m inside the exp but did not add it back outside the log: with s the "
+        "sum of exp(z - m), log(e^m s) = log e^m + log s = m + log s": torch.log(shifted.sum()),
+        "that is m times log s: the log of a product is a sum, log(e^m s) = m + log s":
+            top * torch.log(shifted.sum()),
+        "m came back with a minus sign: the factor e^m gives + m outside the log":
+            -top + torch.log(shifted.sum()),
+        "that is m plus the sum of the logs of each term: the log of a sum is not the sum of "
+        "the logs; sum the exp(z - m) first, then take one log": top + (z.detach() - top).sum(),
+        "the log is missing: m + log(s), not m + s": top + shifted.sum(),
+    }
+    named = [why for why, slip in slips.items() if _same(value, slip.item(), tolerance)]
+    if named:
+        print("  " + named[0])
+    elif value == float("inf"):
+        print(f"  yours is inf: exp({top.item():g}) overflows in {_name(z.dtype)} (Step 2), so "
+              "somewhere a raw e^z or e^m was stored; take log e^m = m on paper and compute only "
+              "exp(z - m), whose largest term is e^0 = 1")
+    elif value != value:
+        print("  yours is nan: an inf met another inf (inf - inf or inf / inf); compute only "
+              "exp(z - m), never a raw exp(z)")
+    else:
+        print("  go back to your identity: factor e^m out of the sum (m = z.max()), then "
+              "log(ab) = log a + log b; the worked fold above has it")
 
 
 def _row_slips(z, y, exact, tolerance):
