@@ -203,6 +203,13 @@ STEP_SLIPS = {  # a slip in notebook 4's train_step -> what its check says
         "    optimizer.step()\n    loss.backward()\n"),
         "W never changed, yet train_step leaves a gradient in W.grad: step\\(\\) ran before "
         "backward\\(\\)"),
+    "its own W": (REFERENCE_STEP.replace(
+        "    center_logits = W[",
+        "    W = torch.zeros(16, V, dtype=torch.float64, requires_grad=True)\n"
+        "    center_logits = W["),
+        "train_step must update the W it was given: did it create its own"),
+    "no backward": (REFERENCE_STEP.replace("    loss.backward()\n", ""),
+                    "train_step must update the W it was given"),
     "no return": (REFERENCE_STEP.replace("    return loss.item()", "    pass"),
                   "must return the loss"),
 }

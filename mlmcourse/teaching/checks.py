@@ -512,7 +512,7 @@ TRAIN_STEP_CHECKLIST = (
     "2. selected = eligible & (picks < SELECTION_RATE);\n"
     "3. the center's logits from corrupted's left and right tokens (Step 4);\n"
     "4. optimizer.zero_grad(), loss.backward(), optimizer.step(), in this order;\n"
-    "5. the optimizer and the generator train_step is given, never new ones.")
+    "5. the W, optimizer and generator train_step is given, never new ones.")
 
 
 def expect_same_training(losses, tables, reference, train_step=None) -> None:
@@ -527,7 +527,7 @@ def expect_same_training(losses, tables, reference, train_step=None) -> None:
     expect(shapes_right, f"train_table should give {n_steps} losses and {n_steps + 1} tables, got "
            f"{list(losses.shape)} and {list(tables.shape)}")
     if torch.equal(tables[-1], tables[0]):
-        raise CheckFailed(f"{_unchanged_W(train_step, reference)}\n{TRAIN_STEP_CHECKLIST}")
+        raise CheckFailed(f"{_unchanged_W(train_step, reference, losses)}\n{TRAIN_STEP_CHECKLIST}")
     for step in range(n_steps):
         same_loss = abs(losses[step].item() - reference.train_loss[step].item()) <= 1e-12
         same_table = torch.allclose(tables[step + 1], reference.tables[step + 1],
@@ -538,17 +538,28 @@ def expect_same_training(losses, tables, reference, train_step=None) -> None:
                               f"usual slips are points {likely}.\n{TRAIN_STEP_CHECKLIST}")
 
 
-def _unchanged_W(train_step, reference) -> str:
-    """Why W never changed. One probe update from a fresh W tells the two usual orders apart:
-    step() before backward() (or no step()) leaves this update's gradient in W.grad when
-    train_step returns; zero_grad() between backward() and step() leaves none."""
+def _unchanged_W(train_step, reference, losses) -> str:
+    """Why W never changed. One probe update from a fresh W, with a hook that notes a backward
+    reaching it, tells three slips apart: no gradient reaches the W given (a W of its own made
+    inside, or no backward()); step() before backward() (or no step()) leaves this update's
+    gradient in W.grad when train_step returns; zero_grad() between backward() and step()
+    leaves none there."""
     import torch
 
-    gradient_left = None
+    reached = gradient_left = None
     if train_step is not None:
         W = torch.zeros_like(reference.tables[0]).requires_grad_(True)
+        hits = []
+        W.register_hook(lambda grad: hits.append(1))  # runs when a backward reaches this W
         train_step(W, torch.optim.Adam([W], lr=0.08), torch.Generator().manual_seed(0))
-        gradient_left = W.grad is not None and bool(W.grad.abs().sum() > 0)
+        reached, gradient_left = bool(hits), W.grad is not None and bool(W.grad.abs().sum() > 0)
+    if reached is False:  # the loss at ln V says it scores a zero table: one made inside
+        V = reference.tables.shape[-1]
+        stuck = bool(((losses - math.log(V)).abs() < 1e-9).all())
+        return ("train_step must update the W it was given: did it create its own "
+                "(W = torch.zeros(...)) inside? No gradient reached the W given"
+                + (f", and the loss stayed at ln {V} = {math.log(V):.4f}" if stuck else "")
+                + ": read the logits from that W and call loss.backward() (points 3 to 5).")
     if gradient_left:
         return ("W never changed, yet train_step leaves a gradient in W.grad: step() ran before "
                 "backward() (or not at all), so step() never found a gradient; call "
