@@ -107,9 +107,11 @@ def describe_views(model: ContextAndToken, scores: dict[str, dict[str, float]],
              f"{rule} rule centers and {scores[view]['exceptions']:.2f} at the {exceptions} "
              "exceptions" for view in VIEWS]
     token = model.token.detach()
-    own_vote = token[:V].diagonal().mean().item()
+    real = token[:V]  # the lean: diagonal minus the other entries, blind to a whole-row shift
+    lean = (real.diagonal().mean() - (real.sum() - real.trace()) / (V * V - V)).item()
     text = (f"Trained {setting}. " + "; ".join(views) + ". Token table E: a visible token "
-            f"votes for itself with {own_vote:+.2f} on average (the diagonal of rows 0-{V - 1}); "
+            f"leans toward itself by {lean:+.2f} (the diagonal of rows 0-{V - 1} minus their "
+            "other entries); "
             f"the [MASK] row runs from {token[V].min().item():+.2f} to "
             f"{token[V].max().item():+.2f}.")
     rows = [(view, f"{100 * scores[view]['acc']:.1f}%", f"{scores[view]['nll']:.3f}",
