@@ -348,9 +348,11 @@ def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100
     `picked_log_probs(logits, labels, ignore_index)` (log p of each site's target from a gather
     that never gets the ignore value, exactly 0.0 at ignored sites) on the step's example, then
     on the same sites marked -1 with ignore_index=-1, against float64. Each call gets copies, so
-    a write into labels is seen; it names the usual slips (the ignore value used as an index, a
-    0 put in before the subtraction, a literal -100, the wrong shape and its cause, a nonzero
-    ignored site); while the function is still None it says what to write."""
+    the notebook's labels stay as they are and a write into them is said to be the function's
+    (also when the student's own call already wrote into the notebook's); it names the usual
+    slips (the ignore value used as an index, a 0 put in before the subtraction, a literal -100,
+    the wrong shape and its cause, a nonzero ignored site); while the function is still None it
+    says what to write."""
     import torch
 
     if _unwritten("picked_log_probs", picked_log_probs,
@@ -360,10 +362,13 @@ def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100
         print("picked_log_probs should be a function, so that this check can call it twice: "
               "def picked_log_probs(logits, labels, ignore_index): ...")
         return
+    if not isinstance(labels, torch.Tensor) or not isinstance(logits, torch.Tensor):
+        print("logits and labels should be the scratch cell's tensors: run it again, then this "
+              "check")
+        return
     selected = labels != ignore_index
     if selected.all():
-        print(f"labels is {labels.tolist()}, with no {ignore_index} left: a cell wrote into it; "
-              "run the scratch cell above again, and leave labels as it is")
+        _stale_labels(picked_log_probs, logits, labels, ignore_index)
         return
     z = logits.detach().to(torch.float64)
     safe = torch.where(selected, labels, 0)
@@ -391,6 +396,37 @@ def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100
               "is this function, for any [B, L, V]")
 
 
+WROTE_INTO_LABELS = ("your picked_log_probs wrote into labels: `safe = labels` names the same "
+                     "tensor, it is no copy; build a new one (`torch.where(...)`, or "
+                     "`labels.clone()` before writing)")
+
+
+def _stale_labels(picked_log_probs, logits, labels, ignore_index) -> None:
+    """The notebook's labels hold no ignore value any more: says whether the student's function
+    is what wrote into them, from a call on a copy with the last site marked ignored."""
+    import torch
+
+    print(f"labels is {labels.tolist()}, with no {ignore_index} left: something wrote into it")
+    if labels.numel() == 0:
+        return
+    probe = labels.clone()
+    probe.view(-1)[-1] = ignore_index  # the scratch example's ignored site, as it was
+    given = probe.clone()  # the call gets a copy: the notebook's labels stay as they are
+    try:
+        picked_log_probs(logits.clone(), given, ignore_index)
+    except Exception:  # the student's function: only what it wrote matters here, never raise
+        pass
+    if not torch.equal(given, probe):
+        print(f"  called on a copy, {probe.tolist()}, it left {given.tolist()}: "
+              + WROTE_INTO_LABELS)
+        print("  then run the scratch cell above again (a fresh labels), your cell, and this "
+              "check")
+    else:
+        print("  your picked_log_probs leaves its labels as they are, so another line did: run "
+              "the scratch cell above again (a fresh labels), your cell, and this check, and "
+              "write into labels nowhere")
+
+
 def _shape_slip(shape: list, want: list) -> str:
     """Why the result has `shape` rather than labels' `want` ([B, L]), in words."""
     column, grid = [*want, 1], [*want, want[-1]]
@@ -410,10 +446,9 @@ def _run_slip(got, raised, given, these, exact, selected, z, mark, where) -> str
     import torch
 
     if not torch.equal(given, these):
-        print(f"{where} your function wrote into labels: after the call they are "
-              f"{given.tolist()}")
-        return ("make a new tensor for the safe index (torch.where(...)) and leave the caller's "
-                "labels as they are")
+        print(f"{where} after the call they are {given.tolist()} (this check gave your function "
+              "a copy: the notebook's labels stay as they are)")
+        return WROTE_INTO_LABELS
     if raised is not None:
         print(f"{where} yours raised {type(raised).__name__}: "
               + (str(raised).strip().splitlines() or [""])[0][:80])
