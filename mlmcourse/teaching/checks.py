@@ -13,6 +13,7 @@ only comparisons and mechanics (the reference computations stay in the hidden te
 from __future__ import annotations
 
 import math
+import re
 import shlex
 import sys
 import textwrap
@@ -478,13 +479,18 @@ def expect_no_library_loss(call, what: str) -> None:
                      "calls it: build the loss from torch.logsumexp and gather yourself")
 
 
-def expect_runs(call, what: str, advice: str = ""):
+def expect_runs(call, what: str, advice: str = "", causes: dict[str, str] | None = None):
     """`call()`'s value; an error it raises becomes the plain message `what: raised ...`, with
-    `advice` on its own line (the cause a student should look for)."""
+    `advice` on its own line (the cause a student should look for). `causes` maps a regular
+    expression to the advice said instead when it matches the error (`Name: message`): the first
+    that matches."""
     try:
         return call()
     except Exception as error:  # noqa: BLE001 - any error of the checked code, reported plainly
-        message = f"{what}: raised {type(error).__name__}: {error}"
+        raised = f"{type(error).__name__}: {error}"
+        advice = next((why for pattern, why in (causes or {}).items()
+                       if re.search(pattern, raised)), advice)
+        message = f"{what}: raised {raised}"
         raise CheckFailed(f"{message}\n{advice}" if advice else message) from None
 
 
