@@ -9,6 +9,8 @@ it checks only the graded cells).
 
 from __future__ import annotations
 
+import shutil
+
 import matplotlib
 import nbformat
 import pytest
@@ -142,5 +144,32 @@ def test_the_last_cell_says_not_yet_while_a_cell_ended_in_an_error(capsys):
     checks.visible_checks_passed("01_corruption", 24)
     assert capsys.readouterr().out.startswith("Not yet: 1 cell(s) above ended in an error")
     shell.run_cell("x = 2", cell_id="check-a")  # fixed and run again
+    checks.visible_checks_passed("01_corruption", 24)
+    assert capsys.readouterr().out.startswith("Every visible check passes.")
+
+
+def test_the_last_cell_says_not_yet_while_a_graded_cell_has_not_run(capsys, monkeypatch, tmp_path):
+    """A student who runs only part of the notebook in JupyterLab (one Part, or "Run Selected
+    Cell and All Below") is not told that every visible check passes: the graded cells of the
+    saved file that the kernel never ran are named. Run All without cell ids says nothing."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from mlmcourse.teaching import checks
+
+    shutil.copy(ROOT / "release" / SERIES / "01_corruption.ipynb", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(checks, "_FAILED_LAST_RUN", {})
+    graded = [cell for cell in nbio.read(tmp_path / "01_corruption.ipynb").cells
+              if is_graded(cell)]
+    shell = InteractiveShell.instance()
+    checks._follow_cell_outcomes()
+    for cell in graded[-5:]:  # Part E alone
+        shell.run_cell("pass", cell_id=cell.id)
+    checks.visible_checks_passed("01_corruption", 24)
+    said = capsys.readouterr().out
+    assert said.startswith(f"Not yet: {len(graded) - 5} graded cell(s) above have not run"), said
+    assert grade_id(graded[0]) in said
+    for cell in graded[:-5]:
+        shell.run_cell("pass", cell_id=cell.id)
     checks.visible_checks_passed("01_corruption", 24)
     assert capsys.readouterr().out.startswith("Every visible check passes.")

@@ -381,7 +381,7 @@ def visible_checks_passed(notebook: str, points: int) -> None:
     from pathlib import Path
 
     path = Path.cwd() / f"{notebook}.ipynb"
-    notes, error_tests = _read_saved(path)
+    notes, error_tests, graded = _read_saved(path)
     for note in notes:
         print(f"Note: {note}.")
     failed = cells_that_failed()
@@ -389,6 +389,13 @@ def visible_checks_passed(notebook: str, points: int) -> None:
         print(f"Not yet: {failed} cell(s) above ended in an error the last time they ran. Fix "
               "them (each error's message says what is wrong), then run the whole notebook "
               "again (Run All) before you submit.")
+        return
+    not_run = _graded_not_run(graded)
+    if not_run:
+        named = ", ".join(not_run[:3]) + (", ..." if len(not_run) > 3 else "")
+        print(f"Not yet: {len(not_run)} graded cell(s) above have not run since the kernel "
+              f"started ({named}). Run the whole notebook (Run All): then this cell says whether "
+              "every visible check passes.")
         return
     public = "a quick case of what it checks" + (
         ", and for the error tests one bad input of every kind the hidden tests try"
@@ -401,20 +408,33 @@ def visible_checks_passed(notebook: str, points: int) -> None:
           f"    {shlex.quote(sys.executable)} -m mlmcourse check {shlex.quote(str(path))}")
 
 
-def _read_saved(path) -> tuple[list[str], bool]:
+def _read_saved(path) -> tuple[list[str], bool, dict[str, str]]:
     """From the file as last saved: how the grader reads its answers where one spans or shares
-    several cells (a split cell, a copy kept above or as Markdown), and whether it has error
-    tests (a graded cell whose public part tries bad inputs with `expect_rejects`)."""
+    several cells (a split cell, a copy kept above or as Markdown), whether it has error tests
+    (a graded cell whose public part tries bad inputs with `expect_rejects`), and its graded
+    cells (cell id: grade id)."""
     import nbformat
 
-    from mlmcourse.course.cells import is_graded, layout_notes, without_hidden_tests
+    from mlmcourse.course.cells import grade_id, is_graded, layout_notes, without_hidden_tests
 
     try:
         nb = nbformat.read(path, as_version=4)
-        return layout_notes(nb), any("expect_rejects(" in without_hidden_tests(cell.source)
-                                     for cell in nb.cells if is_graded(cell))
+        graded = [cell for cell in nb.cells if is_graded(cell)]
+        return (layout_notes(nb),
+                any("expect_rejects(" in without_hidden_tests(cell.source) for cell in graded),
+                {cell.get("id", ""): grade_id(cell) for cell in graded if cell.get("id")})
     except Exception:  # noqa: BLE001  (not saved yet, or not readable: nothing to say)
-        return [], False
+        return [], False, {}
+
+
+def _graded_not_run(graded: dict[str, str]) -> list[str]:
+    """The grade ids of the graded cells this kernel has not run, where the front end names the
+    cells it runs (JupyterLab sends each cell's id): a student who ran only part of the notebook
+    (one Part, "Run Selected Cell and All Below") is not told that every check passes. Run All
+    in nbconvert or Validate names no cell, and runs them all: nothing to say then."""
+    if not any(cell in graded for cell in _FAILED_LAST_RUN):
+        return []
+    return [name for cell, name in graded.items() if cell not in _FAILED_LAST_RUN]
 
 
 def call_unchanged(function, *args, **kwargs):

@@ -394,6 +394,24 @@ def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100
     if all(agreed):
         print("both calls agree with float64 and labels is unchanged: Part A's target_log_probs "
               "is this function, for any [B, L, V]")
+        _forbidden_logit(picked_log_probs, logits, labels, ignore_index, selected)
+
+
+def _forbidden_logit(picked_log_probs, logits, labels, ignore_index, selected) -> None:
+    """One more call, with -inf at index 0 of every ignored row (a token a model forbids): an
+    ignored site zeroed by multiplying with the mask gives -inf * 0 = nan there."""
+    import torch
+
+    forbidden = logits.clone()
+    forbidden[..., 0] = torch.where(selected, forbidden[..., 0], float("-inf"))
+    try:
+        got = picked_log_probs(forbidden, labels.clone(), ignore_index)
+        at_ignored = got[~selected]
+    except Exception:  # the student's function: this extra call only teaches, never raise
+        return
+    if isinstance(at_ignored, torch.Tensor) and torch.isnan(at_ignored).any():
+        print("  but with -inf at index 0 of the ignored row (a token a model forbids) your "
+              "ignored site holds nan: -inf * 0 is nan; zero it with torch.where, not a product")
 
 
 WROTE_INTO_LABELS = ("your picked_log_probs wrote into labels: `safe = labels` names the same "
