@@ -412,6 +412,9 @@ def _forbidden_logit(picked_log_probs, logits, labels, ignore_index, selected) -
     if isinstance(at_ignored, torch.Tensor) and torch.isnan(at_ignored).any():
         print("  but with -inf at index 0 of the ignored row (a token a model forbids) your "
               "ignored site holds nan: -inf * 0 is nan; zero it with torch.where, not a product")
+    elif isinstance(at_ignored, torch.Tensor):
+        print("  and with -inf at index 0 of the ignored row (a token a model forbids) your "
+              "ignored site still holds 0.0")
 
 
 WROTE_INTO_LABELS = ("your picked_log_probs wrote into labels: `safe = labels` names the same "
