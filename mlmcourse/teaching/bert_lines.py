@@ -8,33 +8,12 @@ again."""
 
 from __future__ import annotations
 
-
-def _unwritten(names: str, value, what: str) -> bool:
-    """True (and says what to write) while the student's line is still None."""
-    if value is None:
-        print(f"{names} not written yet: add a cell under the one above with {what}, run it, "
-              "then run this cell")
-    return value is None
-
-
-def _tensor(value):
-    """`value` as a detached float64 CPU tensor, or None when it is no tensor of numbers."""
-    import torch
-
-    try:
-        return torch.as_tensor(value).detach().to("cpu", torch.float64)
-    except Exception:  # anything a student's line made: no number, and the check says so
-        return None
+from mlmcourse.teaching.scratch import as_float64, kind_of, unwritten
 
 
 def _number(value) -> float | None:
-    number = _tensor(value)
+    number = as_float64(value)
     return number.item() if number is not None and number.numel() == 1 else None
-
-
-def _kind(value) -> str:
-    shape = getattr(value, "shape", None)
-    return f"a tensor of shape {list(shape)}" if shape is not None else f"a {type(value).__name__}"
 
 
 def _head_slip(mine, head, last_hidden, at, logits) -> str:
@@ -76,15 +55,15 @@ def compare_selected_head(picked_logits, picked_loss, head, last_hidden, labels,
     import torch
 
     if picked_logits is None and picked_loss is None:
-        _unwritten("picked_logits and picked_loss are", None,
-                   "your two lines picked_logits = ... and picked_loss = ...")
+        unwritten("picked_logits and picked_loss", None,
+                  "two lines picked_logits = ... and picked_loss = ...", verb="are")
         return
     at = labels != ignore_index
     right = logits.detach()[at].to("cpu", torch.float64)
-    mine = _tensor(picked_logits) if picked_logits is not None else None
+    mine = as_float64(picked_logits) if picked_logits is not None else None
     if mine is None:
         print("picked_logits should be a tensor [|S|, V]; yours is "
-              + ("not written yet" if picked_logits is None else _kind(picked_logits)))
+              + ("not written yet" if picked_logits is None else kind_of(picked_logits)))
     else:
         agree = list(mine.shape) == list(right.shape) and bool(
             (mine - right).abs().max() < 1e-5)
@@ -96,7 +75,7 @@ def compare_selected_head(picked_logits, picked_loss, head, last_hidden, labels,
     number, exact = _number(picked_loss), float(loss)
     if picked_loss is None or number is None:
         print("picked_loss should be one number, your masked_lm_loss of those rows; yours is "
-              + ("not written yet" if picked_loss is None else _kind(picked_loss)))
+              + ("not written yet" if picked_loss is None else kind_of(picked_loss)))
         return
     agree = abs(number - exact) < 1e-5
     print(f"picked_loss: yours {number:.6f}, Step 5's loss {exact:.6f}:",
@@ -115,12 +94,11 @@ def compare_all_token_mean(everywhere_by_hand, loss_everywhere, loss_selected, n
     `loss_everywhere`, to 1e-4 (float32 means); it names the usual slips (the plain mean of the
     two means, the weights swapped, the sum not divided or divided by one group's count); while
     it is still None it says what to write."""
-    if _unwritten("everywhere_by_hand is", everywhere_by_hand,
-                  "your line everywhere_by_hand = ..."):
+    if unwritten("everywhere_by_hand", everywhere_by_hand, "line everywhere_by_hand = ..."):
         return
     number = _number(everywhere_by_hand)
     if number is None:
-        print(f"everywhere_by_hand should be one number; yours is {_kind(everywhere_by_hand)}")
+        print(f"everywhere_by_hand should be one number; yours is {kind_of(everywhere_by_hand)}")
         return
     agree = abs(number - loss_everywhere) < 1e-4
     print(f"yours {number:.4f}, the mean over every token {loss_everywhere:.4f} (tolerance "

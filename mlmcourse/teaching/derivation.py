@@ -12,23 +12,13 @@ divided by, a softmax taken down the rows), so a student can try again."""
 
 from __future__ import annotations
 
+from mlmcourse.teaching.scratch import as_float64, kind_of, unwritten
+
 
 def _numbers(value):
     """`value` as a flat float64 tensor, or None when it is no number or tensor of numbers."""
-    import torch
-
-    try:
-        return torch.as_tensor(value).detach().to("cpu", torch.float64).reshape(-1)
-    except Exception:  # anything a student's line made: no number, and the check says so
-        return None
-
-
-def _unwritten(name: str, value, what: str) -> bool:
-    """True (and says what to write) while the student's `name` is still None."""
-    if value is None:
-        print(f"{name} is not written yet: add a cell above this one with your {what}, run it, "
-              "then run this cell")
-    return value is None
+    number = as_float64(value)
+    return None if number is None else number.reshape(-1)
 
 
 def _name(dtype) -> str:
@@ -48,7 +38,7 @@ def compare_shifted_softmax(shifted, z, c=None) -> None:
     while `shifted` is still None it says what to write."""
     import torch
 
-    if _unwritten("shifted", shifted, "lines c = ... and shifted = ..."):
+    if unwritten("shifted", shifted, "lines c = ... and shifted = ..."):
         return
     mine = _numbers(shifted)
     exact = torch.softmax(z.to(torch.float64), dim=0)
@@ -71,17 +61,9 @@ def compare_shifted_softmax(shifted, z, c=None) -> None:
         print("(write your constant as c = ... too, and this check says what it does on other "
               "rows)")
     elif largest is None:
-        print(f"c should be one number, the same for every logit; yours is {_kind(c)}")
+        print(f"c should be one number, the same for every logit; yours is {kind_of(c)}")
     else:
         _constant_advice(z, c, largest)
-
-
-def _kind(value) -> str:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return f"a tensor of shape {list(value.shape)}"
-    return f"a {type(value).__name__}"
 
 
 def _largest_exponent(z, c) -> float | None:
@@ -157,11 +139,11 @@ def compare_logsumexp(by_hand, z) -> None:
 
     library = torch.logsumexp(z, dim=0).item()
     print(f"torch.logsumexp(z, dim=0): {library:.4f}")
-    if _unwritten("by_hand", by_hand, "line by_hand = ..."):
+    if unwritten("by_hand", by_hand, "line by_hand = ..."):
         return
     mine = _numbers(by_hand)
     if mine is None or mine.numel() != 1:
-        what = _kind(by_hand) if mine is None else f"{mine.numel()} numbers"
+        what = kind_of(by_hand) if mine is None else f"{mine.numel()} numbers"
         print(f"by_hand should be one number, the log of one sum; yours is {what}"
               + (": sum the terms exp(z - m) before the log" if mine is not None
                  and mine.numel() == len(z) else ""))
@@ -254,7 +236,7 @@ def compare_row_log_prob(row_log_prob, rows) -> None:
 
     import torch
 
-    if _unwritten("row_log_prob", row_log_prob, "line row_log_prob = lambda z, y: ..."):
+    if unwritten("row_log_prob", row_log_prob, "line row_log_prob = lambda z, y: ..."):
         return
     if not callable(row_log_prob):
         print("row_log_prob should be a function of one row z and its target y, so that this "
@@ -355,7 +337,7 @@ def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100
     says what to write."""
     import torch
 
-    if _unwritten("picked_log_probs", picked_log_probs,
+    if unwritten("picked_log_probs", picked_log_probs,
                   "function def picked_log_probs(logits, labels, ignore_index): ..."):
         return
     if not callable(picked_log_probs):
@@ -502,7 +484,7 @@ def compare_site_gradient(site_gradient, slopes, z, target) -> None:
     import torch
     import torch.nn.functional as F
 
-    if _unwritten("site_gradient", site_gradient, "line site_gradient = ..."):
+    if unwritten("site_gradient", site_gradient, "line site_gradient = ..."):
         return
     mine = torch.as_tensor(site_gradient, dtype=torch.float64)
     print("finite differences of the site's loss:", [round(s, 6) for s in slopes.tolist()])

@@ -98,6 +98,14 @@ def view_scores(model: ContextAndToken, data: torch.Tensor) -> dict[str, dict[st
     return scores
 
 
+def learned_lean(token: torch.Tensor) -> float:
+    """How much more a visible token's row of E adds to its own token's logit than to another's
+    (the notebook's learned_lean): the mean of the diagonal of rows 0-3 minus the mean of their
+    other entries, blind to a shift of a whole row, which changes no probability."""
+    real = token[:V]
+    return (real.diagonal().mean() - (real.sum() - real.trace()) / (V * V - V)).item()
+
+
 def describe_views(model: ContextAndToken, scores: dict[str, dict[str, float]],
                    setting: str) -> Description:
     """The mix panel's picture in words: both views' scores and what the token table holds."""
@@ -107,8 +115,7 @@ def describe_views(model: ContextAndToken, scores: dict[str, dict[str, float]],
              f"{rule} rule centers and {scores[view]['exceptions']:.2f} at the {exceptions} "
              "exceptions" for view in VIEWS]
     token = model.token.detach()
-    real = token[:V]  # the lean: diagonal minus the other entries, blind to a whole-row shift
-    lean = (real.diagonal().mean() - (real.sum() - real.trace()) / (V * V - V)).item()
+    lean = learned_lean(token)
     text = (f"Trained {setting}. " + "; ".join(views) + ". Token table E: a visible token "
             f"leans toward itself by {lean:+.2f} (the diagonal of rows 0-{V - 1} minus their "
             "other entries); "

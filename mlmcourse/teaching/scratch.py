@@ -1,0 +1,30 @@
+"""What the scratch checks share (the lines a student writes before reading them, judged without
+raising): a student's value read as float64 numbers, its kind in words, and the words while a
+line is not written yet."""
+
+from __future__ import annotations
+
+
+def as_float64(value):
+    """`value` as a detached float64 CPU tensor, or None when it is no number or tensor of
+    numbers."""
+    import torch
+
+    try:
+        return torch.as_tensor(value).detach().to("cpu", torch.float64)
+    except Exception:  # anything a student's line made: no number, and the check says so
+        return None
+
+
+def kind_of(value) -> str:
+    """What a value is, in words: a tensor (or array) by its shape, anything else by its type."""
+    shape = getattr(value, "shape", None)
+    return f"a tensor of shape {list(shape)}" if shape is not None else f"a {type(value).__name__}"
+
+
+def unwritten(subject: str, value, what: str, verb: str = "is") -> bool:
+    """True (and says what to write) while the student's line is still None."""
+    if value is None:
+        print(f"{subject} {verb} not written yet: add a cell above this one with your {what}, "
+              "run it, then run this cell")
+    return value is None
