@@ -80,7 +80,7 @@ NAMES = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "to", "park", "[MA
 TOKENS = torch.tensor([[0, 1, 2, 3, 0, 4], [5, 6, 7, 8, 0, 9]])
 SELECTED = torch.tensor([[False, True, True, True, False, True],
                          [True, False, True, True, True, False]])
-DRAWS = torch.tensor([[0.30, 0.10, 0.80, 0.90, 0.50, 0.7999],
+DRAWS = torch.tensor([[0.30, 0.10, 0.80, 0.90, 0.85, 0.7999],
                       [0.8999, 0.95, 0.85, 0.99, 0.00, 0.20]], dtype=torch.float64)
 RANDOM_IDS = torch.tensor([[3, 9, 6, 2, 5, 1], [4, 0, 7, 1, 8, 3]])
 RIGHT = torch.tensor([[0, 10, 6, 3, 0, 10], [4, 6, 7, 8, 10, 9]])

@@ -1,5 +1,6 @@
-"""Notebook 1's try-first of Step 3, checked for the student: the three conditions of the 80/10/10
-rule, written by hand as boolean tensors, against the rule. The check never raises: it shows the
+"""Notebook 1's try-firsts, checked for the student: Step 3's three conditions of the 80/10/10
+rule, written by hand as boolean tensors, against the rule (and Step 8's fourth mix, the draws
+a student writes for it, by their shares). The check never raises: it shows the
 student's masks under the rule's, says whether every site meets exactly one condition, and names
 the usual slips (a condition without `selected`, a closed interval at 0.8 or 0.9, a random
 condition with no lower bound, a keep condition that forgets the unselected sites), so the
@@ -92,3 +93,37 @@ def _slips(name, mine, right, selected, draws) -> list[str]:
         slips.append(f"{name} differs from the rule at site(s) {sites}: read that case of the "
                      "equation again")
     return slips
+
+
+def mix_shares_agree(draw, want: tuple[float, float, float]) -> bool:
+    """Step 8's fourth mix: the student's `draw` (uniform draws in, draws for make_mlm_inputs
+    out) on a million uniform draws; prints the shares it sends to [MASK], random and kept
+    against `want` and says True once every share is within half a point. Never raises."""
+    from mlmcourse.teaching.scratch import unwritten
+
+    if unwritten("draw_80_20_0", draw, "line draw_80_20_0 = lambda u: ..."):
+        return False
+    u = torch.rand(1_000_000, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    try:
+        drawn = torch.as_tensor(draw(u.clone()), dtype=torch.float64)
+    except Exception as err:  # the student's function: say what it raised, never raise
+        print(f"your draw raised {type(err).__name__}: {err}")
+        return False
+    if drawn.shape != u.shape:
+        print(f"your draw returned shape {list(drawn.shape)}: it should give one draw per input "
+              f"draw, shape {list(u.shape)}")
+        return False
+    outside = ~((drawn >= 0) & (drawn < 1))
+    shares = [(drawn < 0.8), (drawn >= 0.8) & (drawn < 0.9), (drawn >= 0.9) & (drawn < 1)]
+    shares = [share.double().mean().item() for share in shares]
+    print("your draws send " + " / ".join(f"{share:.1%}" for share in shares)
+          + " to [MASK] / random / kept; wanted "
+          + " / ".join(f"{share:.0%}" for share in want))
+    if outside.any():
+        print(f"  {outside.double().mean().item():.1%} of your draws lie outside [0, 1): "
+              "make_mlm_inputs refuses them")
+        return False
+    agree = all(abs(share - target) <= 0.005 for share, target in zip(shares, want))
+    if not agree:
+        print("  which values of u should go to each branch, and where must their draw land?")
+    return agree

@@ -284,12 +284,12 @@ def _as_rows(values) -> list:
     return [[round(v, 4) + 0.0 for v in row] for row in values.tolist()]
 
 
-def _gather_error(err: Exception, mark: int) -> str:
-    """What a call of the student's Step 6 function that raised `err` most likely did."""
+def _gather_error(err: Exception, mark: int, name: str) -> str:
+    """What a call of the student's gather function that raised `err` most likely did."""
     text = str(err)
     if isinstance(err, TypeError) and "positional argument" in text:
-        return ("picked_log_probs takes three arguments, in this order: "
-                "def picked_log_probs(logits, labels, ignore_index)")
+        return (f"{name} takes three arguments, in this order: "
+                f"def {name}(logits, labels, ignore_index)")
     if isinstance(err, IndexError) or "out of bounds" in text:
         return (f"gather got the ignore value {mark} as an index, and it takes none outside "
                 "[0, V): give every ignored site an index of your own first, in a new tensor "
@@ -326,15 +326,16 @@ def _site_slip(value: float, z, site, is_selected: bool, target: int) -> str:
 
 
 def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100) -> None:
-    """Notebook 2's Step 6, a check for the student that never raises: their
-    `picked_log_probs(logits, labels, ignore_index)` (log p of each site's target from a gather
+    """Notebook 2's Step 6, a check for the student that never raises: their function
+    `(logits, labels, ignore_index)` (Part A's `target_log_probs`; `picked_log_probs` in copies
+    released before it moved into Part A), log p of each site's target from a gather
     that never gets the ignore value, exactly 0.0 at ignored sites) on the step's example, then
     on the same sites marked -1 with ignore_index=-1, against float64. Each call gets copies, so
     the notebook's labels stay as they are and a write into them is said to be the function's
     (also when the student's own call already wrote into the notebook's); it names the usual
     slips (the ignore value used as an index, a 0 put in before the subtraction, a literal -100,
     the wrong shape and its cause, a nonzero ignored site); while the function is still None it
-    says what to write."""
+    says what to write; while it still raises the placeholder's NotImplementedError it says so."""
     import torch
 
     if unwritten("picked_log_probs", picked_log_probs,
@@ -344,13 +345,14 @@ def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100
         print("picked_log_probs should be a function, so that this check can call it twice: "
               "def picked_log_probs(logits, labels, ignore_index): ...")
         return
+    name = getattr(picked_log_probs, "__name__", "your function")
     if not isinstance(labels, torch.Tensor) or not isinstance(logits, torch.Tensor):
-        print("logits and labels should be the scratch cell's tensors: run it again, then this "
-              "check")
+        print("logits and labels should be the example's tensors: run the cell that makes them "
+              "again, then this check")
         return
     selected = labels != ignore_index
     if selected.all():
-        _stale_labels(picked_log_probs, logits, labels, ignore_index)
+        _stale_labels(picked_log_probs, logits, labels, ignore_index, name)
         return
     z = logits.detach().to(torch.float64)
     safe = torch.where(selected, labels, 0)
@@ -365,7 +367,11 @@ def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100
             got, raised = picked_log_probs(logits.clone(), given, mark), None
         except Exception as err:  # the student's function: say what it raised, never raise
             got, raised = None, err
-        slip = _run_slip(got, raised, given, these, exact, selected, z, mark, where)
+        if isinstance(raised, NotImplementedError) and not str(raised):  # the placeholder
+            print(f"{name} is not written yet: write it in its answer cell, run that cell, then "
+                  "this one")
+            return
+        slip = _run_slip(got, raised, given, these, exact, selected, z, mark, where, name)
         if agreed == [True] and slip is not None and torch.equal(given, these):
             slip = (f"it works with -100 but not with {mark}: compare labels with the "
                     "ignore_index argument, never with a literal -100")
@@ -374,8 +380,7 @@ def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100
         agreed.append(slip is None)
         slips.append(slip)
     if all(agreed):
-        print("both calls agree with float64 and labels is unchanged: Part A's target_log_probs "
-              "is this function, for any [B, L, V]")
+        print("both calls agree with float64 and labels is unchanged")
         _forbidden_logit(picked_log_probs, logits, labels, ignore_index, selected)
 
 
@@ -399,12 +404,13 @@ def _forbidden_logit(picked_log_probs, logits, labels, ignore_index, selected) -
               "ignored site still holds 0.0")
 
 
-WROTE_INTO_LABELS = ("your picked_log_probs wrote into labels: `safe = labels` names the same "
-                     "tensor, it is no copy; build a new one (`torch.where(...)`, or "
-                     "`labels.clone()` before writing)")
+def _wrote_into_labels(name: str) -> str:
+    return (f"your {name} wrote into labels, the caller's tensor (a write through a new name, "
+            "`safe = labels`, writes there too: a name is no copy); build a new tensor "
+            "(`torch.where(...)`, or `labels.clone()` before writing)")
 
 
-def _stale_labels(picked_log_probs, logits, labels, ignore_index) -> None:
+def _stale_labels(picked_log_probs, logits, labels, ignore_index, name) -> None:
     """The notebook's labels hold no ignore value any more: says whether the student's function
     is what wrote into them, from a call on a copy with the last site marked ignored."""
     import torch
@@ -421,12 +427,12 @@ def _stale_labels(picked_log_probs, logits, labels, ignore_index) -> None:
         pass
     if not torch.equal(given, probe):
         print(f"  called on a copy, {probe.tolist()}, it left {given.tolist()}: "
-              + WROTE_INTO_LABELS)
-        print("  then run the scratch cell above again (a fresh labels), your cell, and this "
-              "check")
+              + _wrote_into_labels(name))
+        print("  then run the cell that makes labels again (a fresh labels), your cell, and "
+              "this check")
     else:
-        print("  your picked_log_probs leaves its labels as they are, so another line did: run "
-              "the scratch cell above again (a fresh labels), your cell, and this check, and "
+        print(f"  your {name} leaves its labels as they are, so another line did: run "
+              "the cell that makes labels again (a fresh labels), your cell, and this check, and "
               "write into labels nowhere")
 
 
@@ -444,18 +450,18 @@ def _shape_slip(shape: list, want: list) -> str:
     return f"one number per site: the result has labels' shape, {want}"
 
 
-def _run_slip(got, raised, given, these, exact, selected, z, mark, where) -> str | None:
+def _run_slip(got, raised, given, these, exact, selected, z, mark, where, name) -> str | None:
     """Prints one call's line; returns None when it is right, else its first slip in words."""
     import torch
 
     if not torch.equal(given, these):
         print(f"{where} after the call they are {given.tolist()} (this check gave your function "
               "a copy: the notebook's labels stay as they are)")
-        return WROTE_INTO_LABELS
+        return _wrote_into_labels(name)
     if raised is not None:
         print(f"{where} yours raised {type(raised).__name__}: "
               + (str(raised).strip().splitlines() or [""])[0][:80])
-        return _gather_error(raised, mark) or "it should run at every site, ignored ones too"
+        return _gather_error(raised, mark, name) or "it should run at every site, ignored ones too"
     if not isinstance(got, torch.Tensor):
         print(f"{where} yours returned {type(got).__name__}, not a tensor")
         return f"return log_p, a tensor of shape {list(these.shape)}: one number per site"
@@ -477,30 +483,38 @@ def _run_slip(got, raised, given, these, exact, selected, z, mark, where) -> str
     return None
 
 
-def compare_site_gradient(site_gradient, slopes, z, target) -> None:
-    """Notebook 3's 2b, a check for the student that never raises: their gradient of one site's
-    loss (`site_gradient`, from logits `z` and `target`) against central differences (`slopes`),
-    naming the usual slips; while it is still None it says what to write."""
+def compare_site_gradient(site_gradient, slopes, z, target,
+                          reference: str = "finite differences of the site's loss",
+                          name: str = "site_gradient", slips: dict | None = None) -> None:
+    """Notebook 3's 2b and 2d (and notebook 1's Step 8), a check for the student that never
+    raises: their gradient of one site's loss (`site_gradient`, from logits `z` and `target`)
+    against `slopes` (central differences, or autograd's gradient: `reference` names them),
+    naming the usual slips (`slips` maps a slip in words to the value it gives, tried first);
+    while it is still None it says what to write."""
     import torch
     import torch.nn.functional as F
 
-    if unwritten("site_gradient", site_gradient, "line site_gradient = ..."):
+    if unwritten(name, site_gradient, f"line {name} = ..."):
         return
     mine = torch.as_tensor(site_gradient, dtype=torch.float64)
-    print("finite differences of the site's loss:", [round(s, 6) for s in slopes.tolist()])
-    print("your site_gradient:                   ", [round(g, 6) for g in mine.tolist()])
+    width = max(len(reference), len(f"your {name}"))
+    print(f"{reference + ':':<{width + 1}}", [round(s, 6) for s in slopes.tolist()])
+    print(f"{f'your {name}:':<{width + 1}}", [round(g, 6) for g in mine.tolist()])
     error = (slopes - mine).abs().max().item() if mine.shape == slopes.shape else float("inf")
     print(f"largest difference: {error:.1e} (tolerance 1e-8):",
           "they agree" if error < 1e-8 else "they differ")
     probs, onehot = torch.softmax(z, dim=0), F.one_hot(torch.tensor(target), len(z))
+    known = {**(slips or {}),
+             "that is the gradient of logsumexp alone: what does the target's term, minus its "
+             "own score, add?": probs,
+             "yours has the sign flipped: the target's entry should be the negative one":
+                 onehot - probs,
+             "yours subtracts 1 from every entry: the one-hot is a vector of V entries, 1 at the "
+             "target and 0 elsewhere": probs - 1}
     if error >= 1e-8 and mine.shape == probs.shape:
-        if torch.allclose(mine, probs):
-            print("  that is 2a's gradient, of logsumexp alone: what does the term -z_y add?")
-        elif torch.allclose(mine, onehot - probs):
-            print("  yours has the sign flipped: the target's entry should be the negative one")
-        elif torch.allclose(mine, probs - 1):
-            print("  yours subtracts 1 from every entry: the one-hot is a vector of V entries, "
-                  "1 at the target and 0 elsewhere")
+        said = next((slip for slip, value in known.items() if torch.allclose(mine, value)), None)
+        if said:
+            print("  " + said)
     print(f"the entries sum to {mine.sum().item():.1e}")
 
 

@@ -26,5 +26,6 @@ def unwritten(subject: str, value, what: str, verb: str = "is") -> bool:
     """True (and says what to write) while the student's line is still None."""
     if value is None:
         print(f"{subject} {verb} not written yet: add a cell above this one with your {what}, "
-              "run it, then run this cell")
+              "run it, then run this cell (if you did, that cell stopped with an error before "
+              "your line ran: fix it and run it again)")
     return value is None
