@@ -1,0 +1,69 @@
+"""The try-first checks a learner runs on a line of their own (notebook 1's fourth mix, notebook
+2's gather on Part A's function, notebook 3's temperature gradient): right answers agree, the
+usual slips are named, and nothing raises."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from mlmcourse.teaching.conditions import mix_shares_agree
+from mlmcourse.teaching.derivation import compare_picked_log_probs
+from mlmcourse.teaching.temperature import compare_temperature_gradient
+
+
+def test_draws_for_80_20_0_agree_and_80_10_10_does_not(capsys):
+    assert mix_shares_agree(lambda u: torch.where(u < 0.8, u, 0.8 + (u - 0.8) / 2), (0.8, 0.2, 0))
+    assert not mix_shares_agree(lambda u: u, (0.8, 0.2, 0.0))
+    assert "80.0% / 10.0% / 10.0% to [MASK] / random / kept" in capsys.readouterr().out
+
+
+def test_draws_outside_the_unit_interval_an_error_or_none_are_said_in_words(capsys):
+    assert not mix_shares_agree(lambda u: u + 0.5, (0.8, 0.2, 0.0))
+    assert not mix_shares_agree(lambda u: u.sort(), (0.8, 0.2, 0.0))
+    assert not mix_shares_agree(None, (0.8, 0.2, 0.0))
+    said = capsys.readouterr().out
+    assert "lie outside [0, 1)" in said and "your draw raised" in said
+    assert "draw_80_20_0 is not written yet" in said
+
+
+def target_log_probs(logits, labels, ignore_index=-100):
+    selected = labels != ignore_index
+    picked = logits.gather(-1, torch.where(selected, labels, 0).unsqueeze(-1)).squeeze(-1)
+    return torch.where(selected, picked - torch.logsumexp(logits, dim=-1), 0.0)
+
+
+def test_the_gather_check_names_parts_function_and_its_placeholder(capsys):
+    logits = torch.tensor([[[2.0, 0.0, 1.0], [0.5, 0.5, 3.0]]])
+    labels = torch.tensor([[2, -100]])
+    compare_picked_log_probs(target_log_probs, logits, labels)
+    assert "both calls agree with float64 and labels is unchanged" in capsys.readouterr().out
+
+    def placeholder(logits, labels, ignore_index=-100):
+        raise NotImplementedError()
+
+    placeholder.__name__ = "target_log_probs"
+    compare_picked_log_probs(placeholder, logits, labels)
+    assert capsys.readouterr().out.startswith("target_log_probs is not written yet")
+
+    def writes_into_labels(logits, labels, ignore_index=-100):
+        labels[labels == ignore_index] = 0
+        return target_log_probs(logits, labels, ignore_index)
+
+    compare_picked_log_probs(writes_into_labels, logits, labels)
+    assert "your writes_into_labels wrote into labels" in capsys.readouterr().out
+    assert labels.tolist() == [[2, -100]]
+
+
+def test_the_temperature_gradient_agrees_and_each_slip_of_the_chain_rule_is_named(capsys):
+    z, y, T = torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64), 0, 2.0
+    onehot = F.one_hot(torch.tensor(y), 3)
+    compare_temperature_gradient((torch.softmax(z / T, dim=0) - onehot) / T, z, y, T)
+    assert "they agree" in capsys.readouterr().out
+    slips = {"T times too large": torch.softmax(z / T, dim=0) - onehot,
+             "only the one-hot was divided by T": torch.softmax(z / T, dim=0) - onehot / T,
+             "the softmax is taken at z": (torch.softmax(z, dim=0) - onehot) / T,
+             "2b's answer, the gradient at T = 1": torch.softmax(z, dim=0) - onehot}
+    for slip, value in slips.items():
+        compare_temperature_gradient(value, z, y, T)
+        assert slip in capsys.readouterr().out, slip
