@@ -5,6 +5,7 @@ one."""
 
 from __future__ import annotations
 
+from mlmcourse.teaching.backward_mistakes import finite_differences
 from mlmcourse.teaching.derivation import compare_site_gradient
 
 
@@ -18,9 +19,7 @@ def compare_temperature_gradient(temperature_gradient, z, y: int, T: float) -> N
     def loss(v):
         return torch.logsumexp(v / T, dim=0) - v[y] / T
 
-    h = 1e-6
-    nudges = torch.eye(len(z), dtype=z.dtype) * h
-    slopes = torch.stack([(loss(z + nudge) - loss(z - nudge)) / (2 * h) for nudge in nudges])
+    slopes = finite_differences(loss, z)
     onehot = F.one_hot(torch.tensor(y), len(z))
     at_u = torch.softmax(z / T, dim=0) - onehot  # 2b's answer, taken at u = z / T
     at_z = torch.softmax(z, dim=0) - onehot  # 2b's answer, taken at z
