@@ -825,8 +825,8 @@ def test_a_whole_term_on_the_hub(term):
         shoot(page, f"06-{role}-validate")
         # Honest: the right answer passes; the wrong one breaks a visible check, and so does
         # the hostile one, whose answer hard-codes -100 (a graded cell's public part catches it).
-        assert kind == VALIDATE_SAYS[role][0], f"{role}: {text[:2000]}"
-        assert VALIDATE_SAYS[role][1] in text, f"{role}: {text[:2000]}"
+        assert kind == VALIDATE_SAYS[role][0], f"{role}: {lab.excerpt(text)}"
+        assert VALIDATE_SAYS[role][1] in text, f"{role}: {lab.excerpt(text)}"
         close_dialog(page)
         submit(page, role)
         handed_in[user] = digest(work[user])

@@ -228,8 +228,8 @@ def run_the_term(term, lms) -> None:
         kind, text, seconds = steps.validate_result(pages[user])
         term.times[f"Validate, {role} answer"] = seconds
         steps.shoot(pages[user], f"06-{role}-validate")
-        assert kind == steps.VALIDATE_SAYS[role][0], f"{role}: {text[:2000]}"
-        assert steps.VALIDATE_SAYS[role][1] in text, f"{role}: {text[:2000]}"
+        assert kind == steps.VALIDATE_SAYS[role][0], f"{role}: {steps.lab.excerpt(text)}"
+        assert steps.VALIDATE_SAYS[role][1] in text, f"{role}: {steps.lab.excerpt(text)}"
         steps.close_dialog(pages[user])
         steps.submit(pages[user], role)
         handed_in[user] = steps.digest(work[user])

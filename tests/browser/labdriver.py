@@ -265,6 +265,14 @@ def validate(page, timeout: float = 240_000) -> tuple[str, str]:
     return kind, dialog.inner_text()
 
 
+def excerpt(text: str, limit: int = 2400) -> str:
+    """A dialog's text for an assertion message: its start and its end, where a traceback's
+    exception stands (Validate's error dialog shows the whole traceback)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit // 4]}\n[...]\n{text[-(limit - limit // 4):]}"
+
+
 def close_dialog(page) -> None:
     page.locator(".jp-Dialog button.jp-Dialog-button").last.click()
     page.locator(".jp-Dialog").wait_for(state="detached")

@@ -57,9 +57,10 @@ def test_a_draft_fails_validate_in_a_home_with_the_whole_message(home_lab):
     kind, text = lab.validate(page)
     lab.shoot(page, "home-1-validate-draft")
     lab.close_dialog(page)
-    assert kind == "failed", f"Validate passed a draft that loses hidden points:\n{text[:2000]}"
-    assert WHOLE_MESSAGE in text, f"the probe's message is missing or cut:\n{text[:3000]}"
-    assert "..." not in text.split(WHOLE_MESSAGE)[0][-200:], text[:3000]
+    assert kind == "failed", (
+        f"Validate passed a draft that loses hidden points:\n{lab.excerpt(text)}")
+    assert WHOLE_MESSAGE in text, f"the probe's message is missing or cut:\n{lab.excerpt(text)}"
+    assert "..." not in text.split(WHOLE_MESSAGE)[0][-200:], lab.excerpt(text)
 
 
 def test_a_question_opens_to_say_why(home_lab):
@@ -101,7 +102,7 @@ def test_validate_opens_with_the_count_and_every_message(browser_page, tmp_path_
         in_view = {phrase: in_view_as_the_dialog_opens(first, phrase)
                    for phrase in ("5 checks fail:", FIRST_MESSAGE, LAST_LISTED)}
         lab.close_dialog(page)
-    assert kind == "failed", f"Validate passed a draft with no input checks:\n{text[:2000]}"
+    assert kind == "failed", f"Validate passed a draft with no input checks:\n{lab.excerpt(text)}"
     assert first_text.startswith("5 checks fail:"), f"the dialog opens without the count:\n{text}"
     assert first_text.index(FIRST_MESSAGE) < first_text.index(LAST_LISTED), first_text
     assert all(in_view.values()), f"below the dialog's fold as it opens: {in_view}"
@@ -120,4 +121,4 @@ def test_validate_reads_an_old_attempt_kept_as_a_copy_as_the_grader_does(
         kind, text = lab.validate(browser_page)
         lab.shoot(browser_page, f"home-4-validate-{student_id}")
         lab.close_dialog(browser_page)
-    assert kind == "success", f"Validate refused an honest layout:\n{text[:2000]}"
+    assert kind == "success", f"Validate refused an honest layout:\n{lab.excerpt(text)}"

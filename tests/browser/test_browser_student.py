@@ -105,7 +105,7 @@ def test_correct_answer_passes_checks_and_validate(student):
     kind, text = lab.validate(page)
     lab.shoot(page, "student-3-validate-success")
     lab.close_dialog(page)
-    assert kind == "success", f"Validate did not accept the reference answer:\n{text[:2000]}"
+    assert kind == "success", f"Validate did not accept the reference answer:\n{lab.excerpt(text)}"
     assert "passes all the tests" in text.lower() or "success" in text.lower(), text
 
 
@@ -129,5 +129,5 @@ def test_wrong_answer_fails_a_check_and_validate(student):
         "(nbgrader only reports graded cells unless Validator.validate_all is set):\n" + text[:1000]
     )
     assert any(kind in text for kind in FAILED), (
-        f"Validate's report does not show the failed check:\n{text[:2000]}"
+        f"Validate's report does not show the failed check:\n{lab.excerpt(text)}"
     )
