@@ -1,6 +1,6 @@
 """The try-first checks a learner runs on a line of their own (notebook 1's fourth mix, notebook
-2's gather on Part A's function, notebook 3's temperature gradient): right answers agree, the
-usual slips are named, and nothing raises."""
+2's gather on Part A's function and its lost digits, notebook 3's temperature gradient): right
+answers agree, the usual slips are named, and nothing raises."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from mlmcourse.teaching.conditions import mix_shares_agree
 from mlmcourse.teaching.derivation import compare_picked_log_probs
+from mlmcourse.teaching.kept_digits import compare_kept_digits
 from mlmcourse.teaching.temperature import compare_temperature_gradient
 
 
@@ -67,3 +68,19 @@ def test_the_temperature_gradient_agrees_and_each_slip_of_the_chain_rule_is_name
     for slip, value in slips.items():
         compare_temperature_gradient(value, z, y, T)
         assert slip in capsys.readouterr().out, slip
+
+
+def test_the_kept_digits_agree_and_each_slip_is_named(capsys):
+    """Notebook 2's lost digits: the shift kept apart agrees to 1e-5 in float32; the worked line,
+    a cast to float64 and a raw exp are each told apart, without the answer's formula."""
+    z, y = torch.tensor([10000.0, 9999.0, 9990.0]), 0
+    kept = lambda z, y: (z[y] - z.max()) - torch.log(torch.exp(z - z.max()).sum())  # noqa: E731
+    compare_kept_digits(kept, z, y)
+    assert "they agree, every digit kept" in capsys.readouterr().out
+    compare_kept_digits(lambda z, y: z[y] - torch.logsumexp(z, dim=0), z, y)
+    said = capsys.readouterr().out
+    assert "they differ" in said and "the worked line's value" in said and "z_y - m" not in said
+    compare_kept_digits(lambda z, y: z.double()[y] - torch.logsumexp(z.double(), dim=0), z, y)
+    assert "yours is float64" in capsys.readouterr().out
+    compare_kept_digits(lambda z, y: z[y] - torch.log(torch.exp(z).sum()), z, y)
+    assert "overflows float32" in capsys.readouterr().out
