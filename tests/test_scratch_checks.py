@@ -1,6 +1,6 @@
-"""The try-first checks a learner runs on a line of their own (notebook 1's fourth mix, notebook
-2's gather on Part A's function and its lost digits, notebook 3's temperature gradient): right
-answers agree, the usual slips are named, and nothing raises."""
+"""The try-first checks a learner runs on a line of their own (notebook 1's one step and fourth
+mix, notebook 2's gather on Part A's function and its lost digits, notebook 3's temperature
+gradient): right answers agree, the usual slips are named, and nothing raises."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from mlmcourse.teaching.conditions import mix_shares_agree
 from mlmcourse.teaching.derivation import compare_picked_log_probs
 from mlmcourse.teaching.kept_digits import compare_kept_digits
+from mlmcourse.teaching.one_step import compare_one_step
 from mlmcourse.teaching.temperature import compare_temperature_gradient
 
 
@@ -84,3 +85,38 @@ def test_the_kept_digits_agree_and_each_slip_is_named(capsys):
     assert "yours is float64" in capsys.readouterr().out
     compare_kept_digits(lambda z, y: z[y] - torch.log(torch.exp(z).sum()), z, y)
     assert "overflows float32" in capsys.readouterr().out
+
+
+def test_one_step_agrees_and_each_slip_is_named(capsys):
+    """Notebook 1's one update by hand: the row the site reads moves against its gradient; a
+    step with the gradient, every row moved and a write into the caller's table are named."""
+    gradient = torch.tensor([0.25, -0.75, 0.25, 0.25], dtype=torch.float64)
+    cases = []
+    for shown in (1, 3, 4):
+        before = torch.zeros(5, 4, dtype=torch.float64)
+        after = before.clone()
+        after[shown] -= gradient
+        cases.append((before, shown, gradient, after))
+
+    def by_clone(E, shown, site_gradient):
+        E = E.clone()
+        E[shown] -= site_gradient
+        return E
+
+    def in_place(E, shown, site_gradient):
+        E[shown] -= site_gradient
+        return E
+
+    compare_one_step(lambda E, shown, g: E - F.one_hot(torch.tensor(shown), len(E))[:, None] * g,
+                     cases)
+    assert capsys.readouterr().out.count("yours agrees with autograd's step") == 3
+    compare_one_step(by_clone, cases)
+    assert capsys.readouterr().out.count("yours agrees with autograd's step") == 3
+    compare_one_step(lambda E, shown, g: E - g, cases)
+    assert capsys.readouterr().out.count("yours moved every row") == 3
+    compare_one_step(lambda E, shown, g: by_clone(E, shown, -g), cases)
+    assert capsys.readouterr().out.count("with the gradient, not against it") == 3
+    compare_one_step(in_place, cases)
+    assert capsys.readouterr().out.count("yours wrote into the E it was given") == 3
+    compare_one_step(None, cases)
+    assert "one_step is not written yet" in capsys.readouterr().out

@@ -106,7 +106,7 @@ def _constant_advice(z, c, largest: float) -> None:
     print(f"your c = {number:g}: the largest exponent, max(z) - c, is {largest:.3g}", end="")
     if abs(largest) <= close:
         print(", so the largest term is e^0 = 1:\n  nothing overflows and the sum is at least 1, "
-              "on any row: a safe c")
+              "on any row, however wide: a safe c")
         return
     if largest < 0:
         print(f"; every term is e^{largest:.3g} times\n  smaller than it needs to be, and "
@@ -440,13 +440,14 @@ def _shape_slip(shape: list, want: list) -> str:
     """Why the result has `shape` rather than labels' `want` ([B, L]), in words."""
     column, grid = [*want, 1], [*want, want[-1]]
     if shape == column:
-        return (f"gather keeps a trailing size-1 dimension: its picked logits are {column}; "
-                "squeeze(-1) the gathered column first, right after the gather")
+        return (f"one dimension too many: the result needs one number per site, labels' {want}. "
+                "Print the shape of each tensor your line makes; which one keeps a trailing "
+                "size-1 dimension, and which call removes it?")
     if shape == grid:
-        return (f"gather keeps a trailing size-1 dimension, and {column} minus logsumexp's "
-                f"{want} broadcasts to {grid}: squeeze(-1) the gathered column first, before "
-                f"the subtraction (zeroing ignored sites in a {grid} result afterwards clears "
-                "whole rows or columns of it, not single sites)")
+        return (f"a {column} minus a {want} broadcasts to {grid}: print the shape of each tensor "
+                "your line makes, find the one with a trailing size-1 dimension (gather keeps "
+                "it), and remove it before the subtraction (zeroing ignored sites in a "
+                f"{grid} result afterwards clears whole rows or columns of it, not single sites)")
     return f"one number per site: the result has labels' shape, {want}"
 
 
