@@ -12,7 +12,7 @@ divided by, a softmax taken down the rows), so a student can try again."""
 
 from __future__ import annotations
 
-from mlmcourse.teaching.scratch import as_float64, kind_of, unwritten
+from mlmcourse.teaching.scratch import as_float64, kind_of, no_function_yet, unwritten
 
 
 def _numbers(value):
@@ -236,11 +236,8 @@ def compare_row_log_prob(row_log_prob, rows) -> None:
 
     import torch
 
-    if unwritten("row_log_prob", row_log_prob, "line row_log_prob = lambda z, y: ..."):
-        return
-    if not callable(row_log_prob):
-        print("row_log_prob should be a function of one row z and its target y, so that this "
-              "check can try it on both rows: row_log_prob = lambda z, y: ...")
+    if no_function_yet("row_log_prob", row_log_prob, "row_log_prob = lambda z, y: ...",
+                       "one row z and its target y"):
         return
     right = 0
     for z, y in rows:
@@ -338,12 +335,9 @@ def compare_picked_log_probs(picked_log_probs, logits, labels, ignore_index=-100
     says what to write; while it still raises the placeholder's NotImplementedError it says so."""
     import torch
 
-    if unwritten("picked_log_probs", picked_log_probs,
-                  "function def picked_log_probs(logits, labels, ignore_index): ..."):
-        return
-    if not callable(picked_log_probs):
-        print("picked_log_probs should be a function, so that this check can call it twice: "
-              "def picked_log_probs(logits, labels, ignore_index): ...")
+    if no_function_yet("picked_log_probs", picked_log_probs,
+                       "def picked_log_probs(logits, labels, ignore_index): ...",
+                       "logits, labels and ignore_index", kind="function"):
         return
     name = getattr(picked_log_probs, "__name__", "your function")
     if not isinstance(labels, torch.Tensor) or not isinstance(logits, torch.Tensor):

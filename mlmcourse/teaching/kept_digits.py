@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from mlmcourse.teaching.scratch import as_float64, kind_of, unwritten
+from mlmcourse.teaching.scratch import as_float64, kind_of, no_function_yet
 
 TOLERANCE = 1e-5  # float32 keeps about 7 digits of a number near 0.3; the worked line is 2e-4 off
 
@@ -34,11 +34,8 @@ def compare_kept_digits(kept_log_prob, z, y: int) -> None:
     the point) and naming the slips that lose the digits."""
     import torch
 
-    if unwritten("kept_log_prob", kept_log_prob, "line kept_log_prob = lambda z, y: ..."):
-        return
-    if not callable(kept_log_prob):
-        print("kept_log_prob should be a function of one row z and its target y: "
-              "kept_log_prob = lambda z, y: ...")
+    if no_function_yet("kept_log_prob", kept_log_prob, "kept_log_prob = lambda z, y: ...",
+                       "one row z and its target y"):
         return
     exact = (z.double()[y] - torch.logsumexp(z.double(), dim=0)).item()
     try:

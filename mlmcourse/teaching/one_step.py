@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from mlmcourse.teaching.scratch import as_float64, kind_of, unwritten
+from mlmcourse.teaching.scratch import as_float64, kind_of, no_function_yet
 
 
 def _slips(E, shown: int, gradient) -> dict[str, torch.Tensor]:
@@ -30,11 +30,8 @@ def compare_one_step(one_step, cases) -> None:
     """The check after Step 8's table: for each (E before, shown, site gradient, autograd's E
     after) of `cases`, the student's `one_step(E, shown, site_gradient)` against autograd's
     step at lr = 1; one line per case, the first slip named."""
-    if unwritten("one_step", one_step, "line one_step = lambda E, shown, site_gradient: ..."):
-        return
-    if not callable(one_step):
-        print("one_step should be a function of E, shown and site_gradient: "
-              "one_step = lambda E, shown, site_gradient: ... (a def does as well)")
+    if no_function_yet("one_step", one_step, "one_step = lambda E, shown, site_gradient: ...",
+                       "E, shown and site_gradient"):
         return
     for before, shown, gradient, after in cases:
         given = before.clone()

@@ -1,6 +1,6 @@
 """What the scratch checks share (the lines a student writes before reading them, judged without
 raising): a student's value read as float64 numbers, its kind in words, and the words while a
-line is not written yet."""
+line or a function is not written yet."""
 
 from __future__ import annotations
 
@@ -25,7 +25,21 @@ def kind_of(value) -> str:
 def unwritten(subject: str, value, what: str, verb: str = "is") -> bool:
     """True (and says what to write) while the student's line is still None."""
     if value is None:
-        print(f"{subject} {verb} not written yet: add a cell above this one with your {what}, "
-              "run it, then run this cell (if you did, that cell stopped with an error before "
-              "your line ran: fix it and run it again)")
+        print(f"{subject} {verb} not written yet: add a cell under the one that sets it to None "
+              f"(Esc, then B) with your {what}, run it, then run this cell (if you did: your "
+              "cell stopped with an error before your line ran, or it sits above the one that "
+              "sets it to None, which set it back)")
     return value is None
+
+
+def no_function_yet(subject: str, value, code: str, of: str, kind: str = "line") -> bool:
+    """True (and says what to write) while the student's function is still None or is not a
+    function: `code` is what to write (`row_log_prob = lambda z, y: ...`), `kind` what it is
+    ("line", "function"), `of` what the function takes, in words."""
+    if unwritten(subject, value, f"{kind} {code}"):
+        return True
+    if not callable(value):
+        print(f"{subject} should be a function of {of}, so that this check can call it: {code}"
+              + (" (a def does as well)" if "lambda" in code else ""))
+        return True
+    return False
