@@ -452,7 +452,7 @@ def fetch(page, who: str) -> None:
     assignment_list(page)
     page.get_by_title("Refresh assignments list").click()
     page.get_by_role("button", name="Fetch", exact=True).click()
-    page.get_by_role("button", name="Submit", exact=True).wait_for()
+    page.get_by_role("button", name="Submit", exact=True).wait_for(timeout=180_000)  # loaded CI
     shoot(page, f"04-{who}-fetched")
 
 
@@ -505,7 +505,7 @@ def press_validate(page) -> None:
 def validate_result(page) -> tuple[str, str, float]:
     """'success' or 'failed', the dialog's text, and the seconds Validate took."""
     dialog = page.locator(".nbgrader-SuccessDialog, .nbgrader-ErrorDialog")
-    dialog.wait_for(timeout=240_000)
+    dialog.wait_for(timeout=lab.VALIDATE_WAIT_MS)
     kind = "success" if "nbgrader-SuccessDialog" in dialog.get_attribute("class") else "failed"
     seconds = page.evaluate("(window.mlmValidate.end - window.mlmValidate.start) / 1000")
     return kind, dialog.inner_text(), seconds

@@ -222,6 +222,12 @@ def run_command(page, command: str) -> None:
     page.locator(f".lm-Menu-item[data-command='{command}']").first.click()
 
 
+# How long a test waits for Validate's dialog: Validate runs the whole notebook in a fresh kernel,
+# and with a hub term, a fresh build and the course image beside it on two cores, one took over
+# four minutes. A wait, not a limit on speed: a Validate that passes sooner ends it sooner.
+VALIDATE_WAIT_MS = 600_000
+
+
 def run_all(page, timeout: float = 180_000) -> None:
     """Run all cells and wait until nothing is queued or running and the kernel is idle."""
     run_command(page, RUN_ALL)
@@ -256,7 +262,7 @@ def execution_count(page, index: int) -> str:
     return cell(page, index).locator(".jp-InputArea-prompt").inner_text().strip()
 
 
-def validate(page, timeout: float = 240_000) -> tuple[str, str]:
+def validate(page, timeout: float = VALIDATE_WAIT_MS) -> tuple[str, str]:
     """Press nbgrader's Validate button; return 'success' or 'failed' and the dialog's text."""
     page.locator("jp-button.validate-button").click()
     dialog = page.locator(".nbgrader-SuccessDialog, .nbgrader-ErrorDialog")

@@ -84,7 +84,7 @@ def test_student_lab_shows_the_kit_only_quietly_and_unmodified(course, tmp_path)
         # release fails its visible checks.
         page.locator("jp-button.validate-button").click()
         dialog = page.locator(".nbgrader-SuccessDialog, .nbgrader-ErrorDialog")
-        dialog.wait_for(timeout=180_000)
+        dialog.wait_for(timeout=lab.VALIDATE_WAIT_MS)
         lab.shoot(page, "lab-2b-student-validate")
         assert "nbgrader-ErrorDialog" in dialog.get_attribute("class"), dialog.inner_text()[:500]
         assert "cell failed" in dialog.inner_text(), dialog.inner_text()[:500]
