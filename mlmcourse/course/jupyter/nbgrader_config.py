@@ -15,6 +15,10 @@ c.Validator.validate_all = True
 # A hung cell must not hold the Validate button forever; a dead kernel is reported, not retried.
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
+# nbgrader raises when a cell's output arrives later than iopub_timeout after its reply, and
+# nbclient's default is 4 s: on a busy hub (or CI) Validate failed with "Timeout waiting for
+# IOPub output" on a cell that had run fine. Wait for the output; `timeout` still bounds a cell.
+c.Execute.iopub_timeout = 60
 c.Execute.execute_retries = 0
 # nbgrader cuts every line of a failed cell's error at this width with "..."; a PyTorch error
 # (the student's own, raised in their backward) is often one line of 100-140 characters, and its

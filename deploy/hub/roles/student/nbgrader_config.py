@@ -18,3 +18,7 @@ else:
 c.Validator.validate_all = True
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
+# nbgrader raises when a cell's output arrives later than iopub_timeout after its reply, and
+# nbclient's default is 4 s: on a busy hub (or CI) Validate failed with "Timeout waiting for
+# IOPub output" on a cell that had run fine. Wait for the output; `timeout` still bounds a cell.
+c.Execute.iopub_timeout = 60
