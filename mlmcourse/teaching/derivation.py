@@ -12,7 +12,7 @@ divided by, a softmax taken down the rows), so a student can try again."""
 
 from __future__ import annotations
 
-from mlmcourse.teaching.scratch import as_float64, kind_of, no_function_yet, unwritten
+from mlmcourse.teaching.scratch import as_float64, kind_of, no_function_yet, raised, unwritten
 
 
 def _numbers(value):
@@ -248,8 +248,7 @@ def compare_row_log_prob(row_log_prob, rows) -> None:
         try:
             mine = _numbers(row_log_prob(z.clone(), y))
         except Exception as err:  # the student's line: say what it raised, never raise
-            first = (str(err).strip().splitlines() or [""])[0]
-            print(f"{where} your row_log_prob raised {type(err).__name__}: {first}")
+            print(f"{where} your row_log_prob raised {raised(err)}")
             continue
         if mine is None or mine.numel() != 1:
             print(f"{where} yours is not one number; log p_y of one row is a single number "

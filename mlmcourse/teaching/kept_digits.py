@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from mlmcourse.teaching.scratch import as_float64, kind_of, no_function_yet
+from mlmcourse.teaching.scratch import as_float64, kind_of, no_function_yet, raised
 
 TOLERANCE = 1e-5  # float32 keeps about 7 digits of a number near 0.3; the worked line is 2e-4 off
 
@@ -41,8 +41,7 @@ def compare_kept_digits(kept_log_prob, z, y: int) -> None:
     try:
         mine = kept_log_prob(z.clone(), y)
     except Exception as err:  # the student's line: say what it raised, never raise
-        first = (str(err).strip().splitlines() or [""])[0]
-        print(f"your kept_log_prob raised {type(err).__name__}: {first}")
+        print(f"your kept_log_prob raised {raised(err)}")
         return
     if getattr(mine, "dtype", None) == torch.float64:
         print("yours is float64: a cast keeps the digits, but a model's logits are float32. "

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from mlmcourse.teaching.scratch import as_float64, kind_of, no_function_yet
+from mlmcourse.teaching.scratch import as_float64, kind_of, no_function_yet, raised
 
 
 def _slips(E, shown: int, gradient) -> dict[str, torch.Tensor]:
@@ -38,8 +38,7 @@ def compare_one_step(one_step, cases) -> None:
         try:
             mine = one_step(given, shown, gradient.clone())
         except Exception as err:  # the student's line: say what it raised, never raise
-            first = (str(err).strip().splitlines() or [""])[0]
-            print(f"center shows {shown}: your one_step raised {type(err).__name__}: {first}")
+            print(f"center shows {shown}: your one_step raised {raised(err)}")
             continue
         if not torch.equal(given, before):
             print(f"center shows {shown}: yours wrote into the E it was given; return a new "

@@ -22,6 +22,11 @@ def kind_of(value) -> str:
     return f"a tensor of shape {list(shape)}" if shape is not None else f"a {type(value).__name__}"
 
 
+def raised(error: BaseException) -> str:
+    """What a student's line raised, in one line: its type and the first line of its message."""
+    return f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}"
+
+
 def unwritten(subject: str, value, what: str, verb: str = "is") -> bool:
     """True (and says what to write) while the student's line is still None."""
     if value is None:
