@@ -1,6 +1,6 @@
 """The try-first checks a learner runs on a line of their own (notebook 1's one step and fourth
 mix, notebook 2's gather on Part A's function and its lost digits, notebook 3's temperature
-gradient): right answers agree, the usual slips are named, and nothing raises."""
+and summed gradients): right answers agree, the usual slips are named, and nothing raises."""
 
 from __future__ import annotations
 
@@ -11,7 +11,20 @@ from mlmcourse.teaching.conditions import mix_shares_agree
 from mlmcourse.teaching.derivation import compare_picked_log_probs
 from mlmcourse.teaching.kept_digits import compare_kept_digits
 from mlmcourse.teaching.one_step import compare_one_step
+from mlmcourse.teaching.sum_gradient import compare_sum_gradient
 from mlmcourse.teaching.temperature import compare_temperature_gradient
+
+NUDGE = "run this cell again, unchanged, to have it named"
+
+
+def second_look(capsys, check, *args) -> str:
+    """What a check says the second time it sees the same wrong value: the first time it only
+    nudges the learner to find the slip (and does not name it), the second it names it."""
+    check(*args)
+    first = capsys.readouterr().out
+    assert NUDGE in first, first
+    check(*args)
+    return capsys.readouterr().out
 
 
 def test_draws_for_80_20_0_agree_and_80_10_10_does_not(capsys):
@@ -67,8 +80,31 @@ def test_the_temperature_gradient_agrees_and_each_slip_of_the_chain_rule_is_name
              "the softmax is taken at z": (torch.softmax(z, dim=0) - onehot) / T,
              "2b's answer, the gradient at T = 1": torch.softmax(z, dim=0) - onehot}
     for slip, value in slips.items():
-        compare_temperature_gradient(value, z, y, T)
-        assert slip in capsys.readouterr().out, slip
+        assert slip in second_look(capsys, compare_temperature_gradient, value, z, y, T), slip
+
+
+def test_the_summed_gradient_agrees_and_each_slip_is_named(capsys):
+    """Notebook 3's 2e: the sum's gradient over 2c's batch agrees with central differences; the
+    mean's answer, ignored rows written, selected rows only and a placeholder are each named."""
+    logits = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    labels = torch.tensor([[2, -100, 5, -100], [-100, 0, -100, -100]])
+    keep = labels != -100
+    right = torch.zeros_like(logits)
+    right[keep] = torch.softmax(logits[keep], dim=-1) - F.one_hot(labels[keep], 6)
+    compare_sum_gradient(right, logits, labels)
+    assert "they agree" in capsys.readouterr().out
+    every_row = torch.softmax(logits, dim=-1) - F.one_hot(labels.clamp(min=0), 6) * keep[..., None]
+    for value, slip in ((right / 3, "that is 2c's answer, the mean's"),
+                        (every_row, "the ignored rows are not 0"),
+                        (right[keep], "a row per selected site only"),
+                        (None, "sum_gradient is not written yet")):
+        compare_sum_gradient(value, logits, labels)
+        said = capsys.readouterr().out
+        if NUDGE in said:  # a usual slip is named on the second look only
+            assert slip not in said, slip
+            compare_sum_gradient(value, logits, labels)
+            said = capsys.readouterr().out
+        assert slip in said, slip
 
 
 def test_the_kept_digits_agree_and_each_slip_is_named(capsys):
@@ -78,8 +114,8 @@ def test_the_kept_digits_agree_and_each_slip_is_named(capsys):
     kept = lambda z, y: (z[y] - z.max()) - torch.log(torch.exp(z - z.max()).sum())  # noqa: E731
     compare_kept_digits(kept, z, y)
     assert "they agree, every digit kept" in capsys.readouterr().out
-    compare_kept_digits(lambda z, y: z[y] - torch.logsumexp(z, dim=0), z, y)
-    said = capsys.readouterr().out
+    said = second_look(capsys, compare_kept_digits,
+                       lambda z, y: z[y] - torch.logsumexp(z, dim=0), z, y)
     assert "they differ" in said and "the worked line's value" in said and "z_y - m" not in said
     compare_kept_digits(lambda z, y: z.double()[y] - torch.logsumexp(z.double(), dim=0), z, y)
     assert "yours is float64" in capsys.readouterr().out

@@ -12,7 +12,8 @@ divided by, a softmax taken down the rows), so a student can try again."""
 
 from __future__ import annotations
 
-from mlmcourse.teaching.scratch import as_float64, kind_of, no_function_yet, raised, unwritten
+from mlmcourse.teaching.scratch import (as_float64, kind_of, named_on_second_look, no_function_yet,
+                                        raised, unwritten)
 
 
 def _numbers(value):
@@ -171,7 +172,7 @@ def compare_logsumexp(by_hand, z) -> None:
     }
     named = [why for why, slip in slips.items() if _same(value, slip.item(), tolerance)]
     if named:
-        print("  " + named[0])
+        print("  " + named_on_second_look(named[0], value))
     elif value == float("inf"):
         print(f"  yours is inf: exp({top.item():g}) overflows in {_name(z.dtype)} (Step 2), so "
               "somewhere a raw e^z or e^m was stored; take log e^m = m on paper and compute only "
@@ -264,7 +265,7 @@ def compare_row_log_prob(row_log_prob, rows) -> None:
         named = [why for why, slip in _row_slips(z, y, exact, tolerance).items()
                  if _same(value, slip, tolerance)]
         if named:
-            print("  " + named[0])
+            print("  " + named_on_second_look(named[0], value))
         elif math.isnan(value) or math.isinf(value):
             print("  it is not finite: never exponentiate a raw logit (Step 2) and never take "
                   "the log of a probability (Step 4)")
@@ -390,8 +391,9 @@ def _forbidden_logit(picked_log_probs, logits, labels, ignore_index, selected) -
     except Exception:  # the student's function: this extra call only teaches, never raise
         return
     if isinstance(at_ignored, torch.Tensor) and torch.isnan(at_ignored).any():
-        print("  but with -inf at index 0 of the ignored row (a token a model forbids) your "
-              "ignored site holds nan: -inf * 0 is nan; zero it with torch.where, not a product")
+        print("  but put -inf at index 0 of the ignored row (a token a model forbids) and your "
+              "ignored site is no longer 0.0: try it in a cell of your own, and find which of "
+              "your operations goes wrong there (the question after the hints below shows it)")
     elif isinstance(at_ignored, torch.Tensor):
         print("  and with -inf at index 0 of the ignored row (a token a model forbids) your "
               "ignored site still holds 0.0")
@@ -508,7 +510,7 @@ def compare_site_gradient(site_gradient, slopes, z, target,
     if error >= 1e-8 and mine.shape == probs.shape:
         said = next((slip for slip, value in known.items() if torch.allclose(mine, value)), None)
         if said:
-            print("  " + said)
+            print("  " + named_on_second_look(said, mine))
     print(f"the entries sum to {mine.sum().item():.1e}")
 
 
@@ -576,7 +578,7 @@ def compare_gradient_by_hand(by_hand, autograd_grad, keep) -> None:
     if not agree:
         slip = _scale_slip(mine, right, keep)
         if slip:
-            print("  " + slip)
+            print("  " + named_on_second_look(slip, mine))
         elif mine[~keep].any():
             print("  yours writes into rows that are not selected: an ignored row's gradient is "
                   "exactly 0 (write only by_hand[keep])")

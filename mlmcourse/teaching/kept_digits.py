@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 
-from mlmcourse.teaching.scratch import as_float64, kind_of, no_function_yet, raised
+from mlmcourse.teaching.scratch import (as_float64, kind_of, named_on_second_look,
+                                        no_function_yet, raised)
 
 TOLERANCE = 1e-5  # float32 keeps about 7 digits of a number near 0.3; the worked line is 2e-4 off
 
@@ -62,5 +63,5 @@ def compare_kept_digits(kept_log_prob, z, y: int) -> None:
     if agree:
         return
     named = [why for why, slip in _slips(z, y).items() if abs(value - slip) <= TOLERANCE]
-    print(named[0] if named else
+    print(named_on_second_look(named[0], value) if named else
           "not one of the usual slips: which number on the way is about 1e4 in float32?")

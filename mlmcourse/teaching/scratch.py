@@ -1,6 +1,6 @@
 """What the scratch checks share (the lines a student writes before reading them, judged without
-raising): a student's value read as float64 numbers, its kind in words, and the words while a
-line or a function is not written yet."""
+raising): a student's value read as float64 numbers, its kind in words, the words while a
+line or a function is not written yet, and a usual slip named only on a second look."""
 
 from __future__ import annotations
 
@@ -48,3 +48,20 @@ def no_function_yet(subject: str, value, code: str, of: str, kind: str = "line")
               + (" (a def does as well)" if "lambda" in code else ""))
         return True
     return False
+
+
+_LOOKED_AT: set = set()  # (slip, the student's numbers) already hinted at, in this kernel
+
+
+def named_on_second_look(slip: str, value) -> str:
+    """A usual slip, named when the student runs the check again on the same wrong value; the
+    first time, a nudge to find it from the numbers printed above (learners asked to find
+    their slip themselves before it is named)."""
+    numbers = as_float64(value)
+    key = (slip, tuple(round(x, 9) for x in numbers.flatten().tolist())
+           if numbers is not None else repr(value))
+    if key in _LOOKED_AT:
+        return slip
+    _LOOKED_AT.add(key)
+    return ("one of the usual slips gives exactly your numbers: compare them with the ones above "
+            "and find it; run this cell again, unchanged, to have it named")
