@@ -511,7 +511,9 @@ def compare_site_gradient(site_gradient, slopes, z, target,
         said = next((slip for slip, value in known.items() if torch.allclose(mine, value)), None)
         if said:
             print("  " + named_on_second_look(said, mine))
-    print(f"the entries sum to {mine.sum().item():.1e}")
+    total = mine.sum().item()
+    print(f"the entries sum to {total:.1e}" + ("" if abs(total) < 1e-8 else
+          ": the p_i sum to 1 and the target's term subtracts 1, so they should sum to 0"))
 
 
 def _scale_slip(mine, right, keep) -> str | None:
@@ -558,7 +560,7 @@ def compare_gradient_by_hand(by_hand, autograd_grad, keep) -> None:
         what = (f"a {type(by_hand).__name__}" if mine is None
                 else f"{mine.numel()} numbers")
         print(f"by_hand should be a tensor of the logits' shape {list(autograd_grad.shape)}; "
-              f"yours is {what}: start again from by_hand = torch.zeros_like(z), then "
+              f"yours is {what}: start again from by_hand = torch.zeros_like(Z), then "
               "by_hand[keep] = ...")
         return
     if not mine.any():
@@ -585,5 +587,5 @@ def compare_gradient_by_hand(by_hand, autograd_grad, keep) -> None:
     rows_sum_to_zero = not keep.any() or mine[keep].sum(dim=1).abs().max().item() < 1e-12
     print("every selected row sums to zero (to 1e-12):", rows_sum_to_zero)
     if not rows_sum_to_zero:
-        print("  a row's softmax sums to 1 along the vocabulary: z[keep] is [|S|, V], so take "
+        print("  a row's softmax sums to 1 along the vocabulary: Z[keep] is [|S|, V], so take "
               "it along the last dimension (dim=-1), not down the rows")
