@@ -1,12 +1,14 @@
-"""The try-first checks a learner runs on a line of their own (notebook 1's one step and fourth
-mix, notebook 2's gather on Part A's function and its lost digits, notebook 3's temperature
-and summed gradients): right answers agree, the usual slips are named, and nothing raises."""
+"""The try-first checks a learner runs on a line of their own (notebook 1's caller, one step
+and fourth mix, notebook 2's gather on Part A's function and its lost digits, notebook 3's
+temperature and summed gradients): right answers agree, the usual slips are named, and nothing
+raises."""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
+from mlmcourse.teaching.caller import compare_caller
 from mlmcourse.teaching.conditions import mix_shares_agree
 from mlmcourse.teaching.derivation import compare_picked_log_probs
 from mlmcourse.teaching.kept_digits import compare_kept_digits
@@ -40,6 +42,31 @@ def test_draws_outside_the_unit_interval_an_error_or_none_are_said_in_words(caps
     said = capsys.readouterr().out
     assert "lie outside [0, 1)" in said and "your draw raised" in said
     assert "draw_80_20_0 is not written yet" in said
+
+
+def caller(tokens, special_ids, g, rate=0.15, specials_allowed=False, global_draws=False):
+    """Step 4's caller, right with the defaults; each argument makes one slip."""
+    special = torch.isin(tokens, torch.tensor(special_ids))
+    selected = (torch.rand(tokens.shape, generator=g) < rate) & (~special | specials_allowed)
+    draws = torch.rand(tokens.shape) if global_draws else torch.rand(tokens.shape, generator=g)
+    allowed = torch.tensor([i for i in range(1000) if specials_allowed or i not in special_ids])
+    return selected, draws, allowed[torch.randint(0, len(allowed), tokens.shape, generator=g)]
+
+
+def test_the_caller_agrees_and_each_slip_is_named(capsys):
+    """Notebook 1's Step 4: the right caller agrees; special sites selected or drawn, a rate far
+    from 15%, the global random state and a placeholder are each named."""
+    compare_caller(caller)
+    assert "yours agrees" in capsys.readouterr().out
+    every_site = lambda t, s, g: caller(t, s, g, specials_allowed=True)  # noqa: E731
+    for slip, wrong in (("special sites are selected", every_site),
+                        ("random ids are special tokens", every_site),
+                        ("not about 15%", lambda t, s, g: caller(t, s, g, rate=0.1)),
+                        ("the same seed gave a different batch",
+                         lambda t, s, g: caller(t, s, g, global_draws=True)),
+                        ("caller is not written yet", None)):
+        compare_caller(wrong)
+        assert slip in capsys.readouterr().out, slip
 
 
 def target_log_probs(logits, labels, ignore_index=-100):

@@ -12,8 +12,14 @@ divided by, a softmax taken down the rows), so a student can try again."""
 
 from __future__ import annotations
 
-from mlmcourse.teaching.scratch import (as_float64, kind_of, named_on_second_look, no_function_yet,
-                                        raised, unwritten)
+from mlmcourse.teaching.scratch import (
+    as_float64,
+    kind_of,
+    named_on_second_look,
+    no_function_yet,
+    raised,
+    unwritten,
+)
 
 
 def _numbers(value):

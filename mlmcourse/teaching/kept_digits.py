@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import math
 
-from mlmcourse.teaching.scratch import (as_float64, kind_of, named_on_second_look,
-                                        no_function_yet, raised)
+from mlmcourse.teaching.scratch import (
+    as_float64,
+    kind_of,
+    named_on_second_look,
+    no_function_yet,
+    raised,
+)
 
 TOLERANCE = 1e-5  # float32 keeps about 7 digits of a number near 0.3; the worked line is 2e-4 off
 

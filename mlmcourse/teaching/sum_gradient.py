@@ -53,7 +53,8 @@ def compare_sum_gradient(sum_gradient, logits, labels, ignore_index: int = -100)
         return
     logits, labels = logits.detach().to("cpu", torch.float64), labels.to("cpu")
     mine = as_float64(sum_gradient)
-    if mine is not None and mine.dim() == 2 and mine.shape[0] == int((labels != ignore_index).sum()):
+    selected_rows = int((labels != ignore_index).sum())
+    if mine is not None and mine.dim() == 2 and mine.shape[0] == selected_rows:
         print("sum_gradient has a row per selected site only: the gradient has an entry for "
               f"every logit, {list(logits.shape)}, ignored rows included")
         return
