@@ -44,18 +44,18 @@ def test_draws_outside_the_unit_interval_an_error_or_none_are_said_in_words(caps
     assert "draw_80_20_0 is not written yet" in said
 
 
-def caller(tokens, special_ids, g, rate=0.15, specials_allowed=False, global_draws=False):
+def caller(tokens, special_ids, g, rate=0.15, specials_allowed=False, global_draws=False, top=0):
     """Step 4's caller, right with the defaults; each argument makes one slip."""
     special = torch.isin(tokens, torch.tensor(special_ids))
     selected = (torch.rand(tokens.shape, generator=g) < rate) & (~special | specials_allowed)
     draws = torch.rand(tokens.shape) if global_draws else torch.rand(tokens.shape, generator=g)
     allowed = torch.tensor([i for i in range(1000) if specials_allowed or i not in special_ids])
-    return selected, draws, allowed[torch.randint(0, len(allowed), tokens.shape, generator=g)]
+    return selected, draws, allowed[torch.randint(0, len(allowed) - top, tokens.shape, generator=g)]
 
 
 def test_the_caller_agrees_and_each_slip_is_named(capsys):
     """Notebook 1's Step 4: the right caller agrees; special sites selected or drawn, a rate far
-    from 15%, the global random state and a placeholder are each named."""
+    from 15%, the global random state, an id never drawn and a placeholder are each named."""
     compare_caller(caller)
     assert "yours agrees" in capsys.readouterr().out
     every_site = lambda t, s, g: caller(t, s, g, specials_allowed=True)  # noqa: E731
@@ -64,6 +64,8 @@ def test_the_caller_agrees_and_each_slip_is_named(capsys):
                         ("not about 15%", lambda t, s, g: caller(t, s, g, rate=0.1)),
                         ("the same seed gave a different batch",
                          lambda t, s, g: caller(t, s, g, global_draws=True)),
+                        ("torch.randint's high is exclusive",
+                         lambda t, s, g: caller(t, s, g, top=1)),
                         ("caller is not written yet", None)):
         compare_caller(wrong)
         assert slip in capsys.readouterr().out, slip

@@ -44,10 +44,25 @@ def _slips(selected, draws, random_ids, special, special_ids, vocabulary_size) -
     if specials.any():
         slips.append(f"{int(specials.sum())} random ids are special tokens: a random replacement "
                      "must be a real word, so draw it from the ids that are not special")
-    elif random_ids.unique().numel() < vocabulary_size // 2:
-        slips.append(f"your random ids take only {random_ids.unique().numel()} different values: "
-                     "draw each uniformly from every id that is not special")
+    else:
+        slips.extend(_missing_ids(random_ids, special_ids, vocabulary_size))
     return slips
+
+
+def _missing_ids(random_ids, special_ids, vocabulary_size) -> list[str]:
+    """The allowed ids that never appear among about 33,000 random ids (each allowed id is
+    expected about 33 times, so a right caller misses none), in words."""
+    allowed = [i for i in range(vocabulary_size) if i not in special_ids]
+    missing = [i for i in allowed if i not in set(random_ids.unique().tolist())]
+    if not missing:
+        return []
+    if len(missing) <= 3 and missing == allowed[-len(missing):]:
+        return [f"the largest allowed id{'s' if len(missing) > 1 else ''} ({missing[0]}"
+                f"{' to ' + str(missing[-1]) if len(missing) > 1 else ''}) never appear"
+                f"{'s' if len(missing) == 1 else ''}: torch.randint's high is exclusive "
+                "(randint(0, n) draws 0 to n - 1), unlike Python's random.randint"]
+    return [f"{len(missing)} allowed ids never appear among your random ids (for example "
+            f"{missing[:3]}): draw each uniformly from every id that is not special"]
 
 
 def compare_caller(caller, vocabulary_size: int = 1000,
