@@ -372,6 +372,7 @@ def configure(c, hub: Path, course: dict, role, ports: dict) -> None:
         spawner.extra_host_config = {"security_opt": STAFF_SECURITY} if staff else {}
         spawner.environment = {
             "HOME": HOME_IN_CONTAINER,  # (the image's passwd does not know the id it runs as)
+            "OMP_NUM_THREADS": "1",  # one thread per kernel: many users share the cores
             "MLMCOURSE_COURSE_ID": course_id,
             "MLMCOURSE_COURSE_DIR": course_in_container,
             "MLMCOURSE_NGSHARE_URL": f"{ngshare_url}/services/ngshare/",

@@ -71,6 +71,9 @@ def configure(c, hub: Path, course: dict, course_dir: str, role, home) -> None:
         **python["env"],
         "PYTHONPATH": os.pathsep.join(
             filter(None, [str(hub / "python"), python["env"].get("PYTHONPATH")])),
+        # One thread per kernel: many users share the cores, and torch's default of one thread
+        # per core made three Validates at once miss their 120 s cell timeout on a 2-core hub.
+        "OMP_NUM_THREADS": "1",
         "MLMCOURSE_COURSE_ID": course["course_id"],
         "MLMCOURSE_COURSE_DIR": course_dir,
         "MLMCOURSE_EXCHANGE": str(hub / "exchange"),
