@@ -24,15 +24,16 @@ def _batch(vocabulary_size: int, special_ids: list[int]):
     return tokens
 
 
-def _slips(selected, draws, random_ids, special, special_ids, vocabulary_size) -> list[str]:
-    """What is wrong with one call's three tensors, in words (none when all is well)."""
+def _slips(selected, rate, draws, random_ids, special, special_ids,
+           vocabulary_size) -> list[str]:
+    """What is wrong with one call's three tensors, in words (none when all is well); `rate` is
+    the share of the eligible sites selected."""
     import torch
 
     slips = []
     if selected[special].any():
         slips.append(f"{int(selected[special].sum())} special sites are selected: [CLS], [SEP] "
                      "and padding are never predicted; leave out every site whose token is special")
-    rate = selected[~special].double().mean().item()
     if abs(rate - RATE) > SLACK:
         slips.append(f"{rate:.1%} of the eligible sites are selected, not about 15%: select "
                      "each site whose token is not special with probability 0.15")
@@ -97,7 +98,7 @@ def compare_caller(caller, vocabulary_size: int = 1000,
     rate = selected[~special].double().mean().item()
     print(f"on 256 x 128 ids ({int((~special).sum())} eligible): {rate:.1%} of the eligible "
           f"sites selected, {int(selected[special].sum())} special ones")
-    slips = _slips(selected, draws, random_ids, special, special_ids, vocabulary_size)
+    slips = _slips(selected, rate, draws, random_ids, special, special_ids, vocabulary_size)
     if not all(torch.equal(a, b) for a, b in zip(first, again)):
         slips.append("the same seed gave a different batch: draw every number from the "
                      "generator g you were given (torch.rand(..., generator=g))")
