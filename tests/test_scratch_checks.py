@@ -1,7 +1,7 @@
 """The try-first checks a learner runs on a line of their own (notebook 1's caller, one step
 and fourth mix, notebook 2's gather on Part A's function and its lost digits, notebook 3's
-temperature and summed gradients): right answers agree, the usual slips are named, and nothing
-raises."""
+logsumexp, temperature and summed gradients): right answers agree, the usual slips are named,
+and nothing raises."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from mlmcourse.teaching.caller import compare_caller
 from mlmcourse.teaching.conditions import mix_shares_agree
 from mlmcourse.teaching.derivation import compare_picked_log_probs
 from mlmcourse.teaching.kept_digits import compare_kept_digits
+from mlmcourse.teaching.lse_gradient import compare_lse_gradient
 from mlmcourse.teaching.one_step import compare_one_step
 from mlmcourse.teaching.sum_gradient import compare_sum_gradient
 from mlmcourse.teaching.temperature import compare_temperature_gradient
@@ -99,6 +100,24 @@ def test_the_gather_check_names_parts_function_and_its_placeholder(capsys):
     assert labels.tolist() == [[2, -100]]
 
 
+def test_the_gather_check_hints_at_the_mask_product_without_answering_its_question(capsys):
+    """A draft that zeroes the ignored sites by multiplying with the mask passes the example but
+    gives nan with a -inf at an ignored row: the check says an input breaks it, and leaves the
+    input and its nan to the Predict question that follows."""
+    logits = torch.tensor([[[2.0, 0.0, 1.0], [0.5, 0.5, 3.0]]])
+    labels = torch.tensor([[2, -100]])
+
+    def multiplies_by_the_mask(logits, labels, ignore_index=-100):
+        selected = labels != ignore_index
+        picked = logits.gather(-1, torch.where(selected, labels, 0)[..., None]).squeeze(-1)
+        return (picked - torch.logsumexp(logits, dim=-1)) * selected
+
+    compare_picked_log_probs(multiplies_by_the_mask, logits, labels)
+    said = capsys.readouterr().out
+    assert "one more input" in said and "Predict question" in said
+    assert "inf" not in said.split("unchanged", 1)[-1] and "nan" not in said
+
+
 def test_the_temperature_gradient_agrees_and_each_slip_of_the_chain_rule_is_named(capsys):
     z, y, T = torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64), 0, 2.0
     onehot = F.one_hot(torch.tensor(y), 3)
@@ -110,6 +129,26 @@ def test_the_temperature_gradient_agrees_and_each_slip_of_the_chain_rule_is_name
              "2b's answer, the gradient at T = 1": torch.softmax(z, dim=0) - onehot}
     for slip, value in slips.items():
         assert slip in second_look(capsys, compare_temperature_gradient, value, z, y, T), slip
+
+
+def test_the_logsumexp_gradient_agrees_and_each_slip_is_named(capsys):
+    """Notebook 3's 2a: the softmax, written from exp and a sum, agrees with central differences;
+    exp alone, 1/s alone, log p, p (1 - p), a wrong shape and a placeholder are each named."""
+    z = torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64)
+    slopes = torch.softmax(z, dim=0)  # what central differences give, to 1e-10
+    compare_lse_gradient(torch.exp(z) / torch.exp(z).sum(), slopes, z)
+    said = capsys.readouterr().out
+    assert "they agree" in said and "the entries sum to 1.000000\n" in said
+    p = torch.softmax(z, dim=0)
+    for value, slip in ((torch.exp(z), "yours is e^{z_i} alone"),
+                        (torch.full_like(z, 1 / torch.exp(z).sum().item()), "1/s at every entry"),
+                        (torch.log(p), "yours is log p_i"),
+                        (p * (1 - p), "yours is p_i (1 - p_i)")):
+        assert slip in second_look(capsys, compare_lse_gradient, value, slopes, z), slip
+    compare_lse_gradient(p[:2], slopes, z)
+    assert "a tensor of 3 entries" in capsys.readouterr().out
+    compare_lse_gradient(None, slopes, z)
+    assert "lse_gradient is not written yet" in capsys.readouterr().out
 
 
 def test_the_summed_gradient_agrees_and_each_slip_is_named(capsys):

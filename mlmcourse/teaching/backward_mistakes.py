@@ -116,7 +116,7 @@ def backward_mistake(loss_of, logits, labels, ignore_index: int = -100) -> str |
     scaled = gradient_of(loss_of, logits, 2.5)
     if agree(scaled, grad) and grad.abs().max().item() > 0:
         return ("your backward ignores grad_output: (2.5 * loss).backward() gives the same "
-                "gradient as loss.backward(); multiply by grad_output")
+                "gradient as loss.backward(), where the chain rule wants 2.5 times it")
     numeric = finite_differences(loss_of, logits)
     if agree(grad, numeric):
         return None

@@ -323,7 +323,8 @@ def expect_grad_output_used(loss_of, logits, scale: float = 2.5) -> None:
     expect(once is not None and scaled is not None, "backward() must give logits a gradient")
     if agree(scaled, once) and once.abs().max().item() > 0:
         raise CheckFailed(f"your backward ignores grad_output: ({scale} * loss).backward() gives "
-                          "the same gradient as loss.backward(); multiply by grad_output")
+                          "the same gradient as loss.backward(), where the chain rule wants "
+                          f"{scale} times it")
     expect(agree(scaled, scale * once),
            f"({scale} * loss).backward() must give {scale} times the gradient of loss.backward()")
 

@@ -397,12 +397,9 @@ def _forbidden_logit(picked_log_probs, logits, labels, ignore_index, selected) -
     except Exception:  # the student's function: this extra call only teaches, never raise
         return
     if isinstance(at_ignored, torch.Tensor) and torch.isnan(at_ignored).any():
-        print("  but put -inf at index 0 of the ignored row (a token a model forbids) and your "
-              "ignored site is no longer 0.0: try it in a cell of your own, and find which of "
-              "your operations goes wrong there (the question after the hints below shows it)")
-    elif isinstance(at_ignored, torch.Tensor):
-        print("  and with -inf at index 0 of the ignored row (a token a model forbids) your "
-              "ignored site still holds 0.0")
+        print("  but one more input, of a kind real models give, leaves your ignored site "
+              "something other than 0.0: the Predict question after the hints below is about "
+              "it; answer it first, then find which of your operations goes wrong there")
 
 
 def _wrote_into_labels(name: str) -> str:
