@@ -1,7 +1,7 @@
 """The try-first checks a learner runs on a line of their own (notebook 1's caller, one step
 and fourth mix, notebook 2's gather on Part A's function and its lost digits, notebook 3's
-logsumexp, temperature and summed gradients): right answers agree, the usual slips are named,
-and nothing raises."""
+connected zero, logsumexp, temperature and summed gradients): right answers agree, the usual
+slips are named, and nothing raises."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from mlmcourse.teaching.caller import compare_caller
 from mlmcourse.teaching.conditions import mix_shares_agree
+from mlmcourse.teaching.connected_zero import compare_connected_zero
 from mlmcourse.teaching.derivation import compare_picked_log_probs
 from mlmcourse.teaching.kept_digits import compare_kept_digits
 from mlmcourse.teaching.lse_gradient import compare_lse_gradient
@@ -114,7 +115,7 @@ def test_the_gather_check_hints_at_the_mask_product_without_answering_its_questi
 
     compare_picked_log_probs(multiplies_by_the_mask, logits, labels)
     said = capsys.readouterr().out
-    assert "one more input" in said and "Predict question" in said
+    assert "a token it forbids" in said and "Predict question" in said
     assert "inf" not in said.split("unchanged", 1)[-1] and "nan" not in said
 
 
@@ -129,6 +130,25 @@ def test_the_temperature_gradient_agrees_and_each_slip_of_the_chain_rule_is_name
              "2b's answer, the gradient at T = 1": torch.softmax(z, dim=0) - onehot}
     for slip, value in slips.items():
         assert slip in second_look(capsys, compare_temperature_gradient, value, z, y, T), slip
+
+
+def test_the_connected_zero_agrees_and_each_slip_is_named(capsys):
+    """Notebook 3's Step 1: a sum over the selected rows divided by max(|S|, 1) is a connected
+    zero; the early return's detached zero, a new leaf, 0 / 0, a row of zeros and a placeholder
+    are each named, and logits.grad is left alone."""
+    logits = torch.randn(2, 3, 6, dtype=torch.float64).requires_grad_(True)
+    keep = torch.zeros(2, 3, dtype=torch.bool)
+    rows = logits[keep]
+    compare_connected_zero(rows.sum() / max(rows.shape[0], 1), logits)
+    assert "yours is a connected zero" in capsys.readouterr().out
+    for value, slip in ((torch.tensor(0.0), "no history"),
+                        (torch.tensor(0.0, dtype=torch.float64, requires_grad=True), "new leaf"),
+                        (rows.sum() / keep.sum(), "yours is nan"),
+                        (rows.sum(dim=-1), "a 0-dim tensor"),
+                        (None, "connected is not written yet")):
+        compare_connected_zero(value, logits)
+        assert slip in capsys.readouterr().out, slip
+    assert logits.grad is None
 
 
 def test_the_logsumexp_gradient_agrees_and_each_slip_is_named(capsys):

@@ -397,9 +397,10 @@ def _forbidden_logit(picked_log_probs, logits, labels, ignore_index, selected) -
     except Exception:  # the student's function: this extra call only teaches, never raise
         return
     if isinstance(at_ignored, torch.Tensor) and torch.isnan(at_ignored).any():
-        print("  but one more input, of a kind real models give, leaves your ignored site "
-              "something other than 0.0: the Predict question after the hints below is about "
-              "it; answer it first, then find which of your operations goes wrong there")
+        print("  but your draft has a trap that finite logits hide. What logit does a model "
+              "give a token it forbids? In a cell of your own, put it in the ignored row at "
+              "the index your draft picks there, call your function, and find which of your "
+              "operations goes wrong (the Predict question after the hints is about it)")
 
 
 def _wrote_into_labels(name: str) -> str:
@@ -567,8 +568,10 @@ def compare_gradient_by_hand(by_hand, autograd_grad, keep) -> None:
               "by_hand[keep] = ...")
         return
     if not mine.any():
-        print("by_hand is still all zeros: write 2c's formula in a cell above this one "
-              "(by_hand[keep] = ...), run it, then run this cell")
+        print("by_hand is still all zeros: write 2c's formula in a cell under the one that "
+              "makes by_hand (by_hand[keep] = ...), run it, then run this cell (if you did: "
+              "your cell stopped with an error before your line ran, or the cell that makes "
+              "by_hand ran after it and set it back to zeros)")
         return
     mine = mine.reshape(autograd_grad.shape)
     right = autograd_grad.detach().to("cpu", torch.float64)
