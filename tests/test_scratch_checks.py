@@ -149,6 +149,11 @@ def test_the_connected_zero_agrees_and_each_slip_is_named(capsys):
         compare_connected_zero(value, logits)
         assert slip in capsys.readouterr().out, slip
     assert logits.grad is None
+    forbidden = logits.detach().clone()
+    forbidden[0, 0, 0] = float("-inf")  # notebook 3's setup: a token the model forbids
+    forbidden.requires_grad_(True)
+    compare_connected_zero(forbidden.sum() * 0, forbidden)
+    assert "the forbidden -inf times 0" in capsys.readouterr().out
 
 
 def test_the_logsumexp_gradient_agrees_and_each_slip_is_named(capsys):

@@ -17,7 +17,8 @@ def _value_slips(connected, logits) -> list[str]:
         slips.append(f"yours has shape {list(connected.shape)}: a loss is one number, a 0-dim "
                      "tensor (a sum gives one)")
     if torch.isnan(connected).any():
-        slips.append("yours is nan, Step 1's 0 / 0 again: divide by a count that is never 0")
+        slips.append("yours is nan: Step 1's 0 / 0, or the forbidden -inf times 0 (notebook 2's "
+                     "trap); divide by a count that is never 0, and multiply no row by 0")
     elif (connected != 0).any():
         slips.append(f"yours is {connected.detach().tolist()}, not 0")
     if connected.dtype != logits.dtype:
@@ -42,7 +43,7 @@ def _gradient_slips(connected, logits) -> list[str]:
     if grad is None:
         return ["yours has a history, but not from logits: backward() never reaches them"]
     if torch.isnan(grad).any():
-        return ["its gradient holds nan: Step 1's product of the mask with 1 / 0 again"]
+        return ["its gradient holds nan: a row multiplied by 0 gets 0 times an infinite slope"]
     if (grad != 0).any():
         return ["its gradient is not 0 everywhere: no site is selected, so no logit moves it"]
     return []
