@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from mlmcourse.teaching.scratch import (
     as_float64,
+    compare_entries,
     kind_of,
     named_on_second_look,
     no_function_yet,
@@ -497,12 +498,6 @@ def compare_site_gradient(site_gradient, slopes, z, target,
     if unwritten(name, site_gradient, f"line {name} = ..."):
         return
     mine = torch.as_tensor(site_gradient, dtype=torch.float64)
-    width = max(len(reference), len(f"your {name}"))
-    print(f"{reference + ':':<{width + 1}}", [round(s, 6) for s in slopes.tolist()])
-    print(f"{f'your {name}:':<{width + 1}}", [round(g, 6) for g in mine.tolist()])
-    error = (slopes - mine).abs().max().item() if mine.shape == slopes.shape else float("inf")
-    print(f"largest difference: {error:.1e} (tolerance 1e-8):",
-          "they agree" if error < 1e-8 else "they differ")
     probs, onehot = torch.softmax(z, dim=0), F.one_hot(torch.tensor(target), len(z))
     known = {**(slips or {}),
              "that is the gradient of logsumexp alone: what does the target's term, minus its "
@@ -511,10 +506,7 @@ def compare_site_gradient(site_gradient, slopes, z, target,
                  onehot - probs,
              "yours subtracts 1 from every entry: the one-hot is a vector of V entries, 1 at the "
              "target and 0 elsewhere": probs - 1}
-    if error >= 1e-8 and mine.shape == probs.shape:
-        said = next((slip for slip, value in known.items() if torch.allclose(mine, value)), None)
-        if said:
-            print("  " + named_on_second_look(said, mine))
+    compare_entries(mine, slopes, reference, name, known)
     total = mine.sum().item()
     print(f"the entries sum to {total:.1e}" + ("" if abs(total) < 1e-8 else
           ": the p_i sum to 1 and the target's term subtracts 1, so they should sum to 0"))

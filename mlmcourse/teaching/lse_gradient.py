@@ -5,9 +5,7 @@ student writes one."""
 
 from __future__ import annotations
 
-from mlmcourse.teaching.scratch import as_float64, kind_of, named_on_second_look, unwritten
-
-TOLERANCE = 1e-8  # central differences of a float64 logsumexp are good to about 1e-10 here
+from mlmcourse.teaching.scratch import as_float64, compare_entries, kind_of, unwritten
 
 
 def _slips(z) -> dict[str, object]:
@@ -38,16 +36,7 @@ def compare_lse_gradient(lse_gradient, slopes, z) -> None:
         print(f"lse_gradient should be a tensor of {len(z)} entries, one per logit of z; yours "
               f"is {kind_of(lse_gradient)}")
         return
-    print("finite differences of logsumexp:", [round(s, 6) for s in slopes.tolist()])
-    print("your lse_gradient:              ", [round(g, 6) for g in mine.tolist()])
-    error = (slopes - mine).abs().max().item()
-    print(f"largest difference: {error:.1e} (tolerance {TOLERANCE:g}):",
-          "they agree" if error < TOLERANCE else "they differ")
-    if error >= TOLERANCE:
-        said = next((slip for slip, value in _slips(z).items()
-                     if (value - mine).abs().max().item() < TOLERANCE), None)
-        if said:
-            print("  " + named_on_second_look(said, mine))
+    compare_entries(mine, slopes, "finite differences of logsumexp", "lse_gradient", _slips(z))
     total = mine.sum().item()
     print(f"the entries sum to {total:.6f}" + ("" if abs(total - 1) < 1e-8 else
           ": nudge every logit by the same h and f moves by exactly h, so they should sum to 1"))

@@ -1,6 +1,7 @@
 """What the scratch checks share (the lines a student writes before reading them, judged without
 raising): a student's value read as float64 numbers, its kind in words, the words while a
-line or a function is not written yet, and a usual slip named only on a second look."""
+line or a function is not written yet, a usual slip named only on a second look, and a
+derivation's entries printed against the reference's."""
 
 from __future__ import annotations
 
@@ -65,3 +66,23 @@ def named_on_second_look(slip: str, value) -> str:
     _LOOKED_AT.add(key)
     return ("one of the usual slips gives exactly your numbers: compare them with the ones above "
             "and find it; run this cell again, unchanged, to have it named")
+
+
+def compare_entries(mine, reference_values, reference: str, name: str, slips: dict) -> None:
+    """Prints `reference_values` (named by `reference`) over the student's float64 `mine` (named
+    `name`), the largest difference and whether they agree to 1e-8; where they differ and `mine`
+    is what one of `slips` (a slip in words: the value it gives) gives, names it on a second
+    look."""
+    import torch
+
+    width = max(len(reference), len(f"your {name}"))
+    print(f"{reference + ':':<{width + 1}}", [round(s, 6) for s in reference_values.tolist()])
+    print(f"{f'your {name}:':<{width + 1}}", [round(g, 6) for g in mine.tolist()])
+    same_shape = mine.shape == reference_values.shape
+    error = (reference_values - mine).abs().max().item() if same_shape else float("inf")
+    print(f"largest difference: {error:.1e} (tolerance 1e-8):",
+          "they agree" if error < 1e-8 else "they differ")
+    if error >= 1e-8 and same_shape:
+        said = next((slip for slip, value in slips.items() if torch.allclose(mine, value)), None)
+        if said:
+            print("  " + named_on_second_look(said, mine))
